@@ -1,0 +1,61 @@
+# Paint with Code Studio — the two commands are `make demo` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+export DJANGO_SETTINGS_MODULE ?= paintapp.settings
+
+.PHONY: help setup system-deps services demo test test-fast serve workers worker-train worker-render worker-score bench lint clean
+
+help:
+	@echo "make demo    set everything up and run the studio on http://127.0.0.1:8000"
+	@echo "make test    set everything up and run the whole test suite"
+	@echo "make setup   install apt packages, the .venv and the npm assets only"
+	@echo "make worker-train|worker-render|worker-score   run one worker pool (e.g. on another machine)"
+
+setup: system-deps $(VENV)/.installed node_modules/.installed
+
+system-deps:
+	@scripts/system-deps.sh
+
+$(VENV)/.installed: requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -r requirements.txt
+	@touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+services:
+	@scripts/services.sh required
+
+demo: setup
+	@scripts/services.sh optional
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py demo_curator
+	$(PY) manage.py demo_banner
+	$(VENV)/bin/honcho start -f Procfile
+
+test: setup services
+	$(PY) -m pytest
+
+test-fast: setup services
+	$(PY) -m pytest -m "not slow"
+
+worker-train:
+	$(VENV)/bin/celery -A paintapp worker -Q train -c 1 -n train@%h --loglevel=INFO
+
+worker-render:
+	$(VENV)/bin/celery -A paintapp worker -Q render -c $${RENDER_CONCURRENCY:-2} -n render@%h --loglevel=INFO --max-tasks-per-child=200
+
+worker-score:
+	$(VENV)/bin/celery -A paintapp worker -Q score -c $${SCORE_CONCURRENCY:-1} -n score@%h --loglevel=INFO
+
+bench: setup
+	$(PY) bench/render.py
+
+clean:
+	rm -rf var staticfiles .pytest_cache

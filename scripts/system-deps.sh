@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Debian packages the studio needs: Chromium for the renderer (Playwright drives it; its own
+# browser download cannot work offline), fonts, and Node.js/npm for the browser assets.
+set -eu
+need=()
+command -v "${CHROMIUM_PATH:-chromium}" >/dev/null 2>&1 || [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || need+=(chromium fonts-dejavu-core)
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "system-deps: installing ${need[*]}"
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo_cmd apt-get update -q
+$sudo_cmd apt-get install -y -q --no-install-recommends "${need[@]}"

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class SystemConfig(AppConfig):
+    name = "system"
+    verbose_name = "System status"

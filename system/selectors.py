@@ -1,0 +1,154 @@
+"""Reads for the System page: live workers per queue, queue depth, services."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from paintapp.celery import QUEUES, app
+from system.capabilities import chromium_info
+from system.worker_control import HEARTBEAT_INTERVAL_S, broker_broadcasts, heartbeat_dir
+
+INSPECT_TIMEOUT_S = 1.0
+HEARTBEAT_STALE_S = HEARTBEAT_INTERVAL_S * 3
+
+
+@dataclass
+class WorkerInfo:
+    hostname: str
+    queues: list[str]
+    concurrency: int | None
+    pid: int | None
+    host: str
+    chromium: dict
+    gpus: list[str]
+    torch: str
+
+
+@dataclass
+class QueueStatus:
+    name: str
+    depth: int | None
+    workers: list[WorkerInfo] = field(default_factory=list)
+
+    @property
+    def alive(self) -> bool:
+        return bool(self.workers)
+
+
+@dataclass
+class SystemStatus:
+    queues: list[QueueStatus]
+    database_mode: str
+    database_ok: bool
+    database_error: str
+    broker_mode: str
+    broker_ok: bool
+    broker_error: str
+    chromium: dict
+    liveness_source: str  # "inspect" or "heartbeat"
+    checked_at: datetime
+
+    @property
+    def gpu_on_train(self) -> list[str]:
+        train = next(q for q in self.queues if q.name == "train")
+        return sorted({gpu for w in train.workers for gpu in w.gpus})
+
+    @property
+    def all_alive(self) -> bool:
+        return all(q.alive for q in self.queues)
+
+
+def _to_worker(info: dict) -> WorkerInfo:
+    return WorkerInfo(
+        hostname=info.get("hostname", "?"),
+        queues=list(info.get("queues", [])),
+        concurrency=info.get("concurrency"),
+        pid=info.get("pid"),
+        host=info.get("host", ""),
+        chromium=info.get("chromium", {}),
+        gpus=list(info.get("gpus", [])),
+        torch=info.get("torch", ""),
+    )
+
+
+def live_workers_by_inspect(timeout: float = INSPECT_TIMEOUT_S) -> list[WorkerInfo]:
+    replies = app.control.broadcast("paintapp_capabilities", reply=True, timeout=timeout) or []
+    workers = []
+    for reply in replies:
+        for hostname, info in reply.items():
+            if isinstance(info, dict) and "queues" in info:
+                workers.append(_to_worker({"hostname": hostname, **info}))
+    return workers
+
+
+def live_workers_by_heartbeat(now: float | None = None) -> list[WorkerInfo]:
+    now = time.time() if now is None else now
+    workers = []
+    directory = heartbeat_dir()
+    for path in sorted(directory.glob("*.json")) if directory.exists() else []:
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if now - float(info.get("seen_at", 0)) <= HEARTBEAT_STALE_S:
+            workers.append(_to_worker(info))
+    return workers
+
+
+def queue_depths() -> dict[str, int]:
+    depths = {}
+    with app.connection_for_read() as conn:
+        conn.ensure_connection(max_retries=1, timeout=2)
+        channel = conn.default_channel
+        for name in QUEUES:
+            try:
+                depths[name] = channel.queue_declare(queue=name, passive=True).message_count
+            except Exception:  # noqa: BLE001 - a queue nobody declared yet holds nothing
+                depths[name] = 0
+    return depths
+
+
+def system_status() -> SystemStatus:
+    database_ok, database_error = True, ""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception as exc:  # noqa: BLE001 - shown on the page, not raised
+        database_ok, database_error = False, str(exc)
+
+    broker_ok, broker_error = True, ""
+    depths: dict[str, int] = {}
+    workers: list[WorkerInfo] = []
+    source = "inspect"
+    try:
+        depths = queue_depths()
+        if broker_broadcasts():
+            workers = live_workers_by_inspect()
+        else:
+            source = "heartbeat"
+            workers = live_workers_by_heartbeat()
+    except Exception as exc:  # noqa: BLE001
+        broker_ok, broker_error = False, str(exc)
+
+    queues = [
+        QueueStatus(name=name, depth=depths.get(name), workers=[w for w in workers if name in w.queues])
+        for name in QUEUES
+    ]
+    return SystemStatus(
+        queues=queues,
+        database_mode=settings.SERVICES.database_mode,
+        database_ok=database_ok,
+        database_error=database_error,
+        broker_mode=settings.SERVICES.broker_mode,
+        broker_ok=broker_ok,
+        broker_error=broker_error,
+        chromium=chromium_info(settings.CHROMIUM_PATH),
+        liveness_source=source,
+        checked_at=timezone.now(),
+    )

@@ -1,0 +1,95 @@
+"""Worker-side hooks for the System page.
+
+- `paintapp_capabilities`: a Celery inspect command answering with the worker's queues,
+  pool size, Chromium and GPUs; its reply doubles as the liveness ping.
+- With a broker that cannot broadcast (the embedded SQLAlchemy transport), workers write a
+  heartbeat file every few seconds instead, and the System page reads those.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+from celery.signals import worker_ready, worker_shutdown
+from celery.worker.control import inspect_command
+
+HEARTBEAT_INTERVAL_S = 2.0
+
+
+def _queues_of(consumer) -> list[str]:
+    try:
+        return sorted(q.name for q in consumer.task_consumer.queues)
+    except AttributeError:
+        return []
+
+
+def _pool_size(consumer) -> int | None:
+    try:
+        return int(consumer.pool.num_processes)
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def describe_worker(consumer) -> dict:
+    from django.conf import settings
+
+    from system.capabilities import capabilities
+
+    return {
+        "hostname": consumer.hostname,
+        "queues": _queues_of(consumer),
+        "concurrency": _pool_size(consumer),
+        **capabilities(settings.CHROMIUM_PATH),
+    }
+
+
+@inspect_command()
+def paintapp_capabilities(state) -> dict:
+    return describe_worker(state.consumer)
+
+
+def heartbeat_dir() -> Path:
+    from django.conf import settings
+
+    return Path(settings.VAR_DIR) / "heartbeats"
+
+
+def broker_broadcasts() -> bool:
+    from paintapp.celery import app
+
+    # Redis and AMQP fan out control messages; kombu's SQLAlchemy transport cannot.
+    with app.connection_for_read() as conn:
+        return "fanout" in conn.transport.implements.exchange_type
+
+
+_stop = threading.Event()
+
+
+@worker_ready.connect
+def _start_heartbeat(sender=None, **_kwargs) -> None:
+    if broker_broadcasts():
+        return
+    consumer = sender
+    directory = heartbeat_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{consumer.hostname}.json"
+
+    def beat() -> None:
+        info = describe_worker(consumer)
+        while not _stop.is_set():
+            info["seen_at"] = time.time()
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(info))
+            os.replace(tmp, path)
+            _stop.wait(HEARTBEAT_INTERVAL_S)
+        path.unlink(missing_ok=True)
+
+    threading.Thread(target=beat, name="paintapp-heartbeat", daemon=True).start()
+
+
+@worker_shutdown.connect
+def _stop_heartbeat(**_kwargs) -> None:
+    _stop.set()

@@ -1,0 +1,118 @@
+"""Shared fixtures: real PostgreSQL (pytest-django), real Redis, real Celery workers."""
+from __future__ import annotations
+
+import os
+
+# Playwright's sync API runs an event loop in the test thread; Django's ORM is still safe
+# there because the loop never runs our code concurrently.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+import pytest  # noqa: E402
+import redis  # noqa: E402
+
+from tests.support.workers import WorkerProcess  # noqa: E402
+
+TEST_BROKER_URL = os.environ.get("PAINTAPP_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+TEST_RESULT_URL = os.environ.get("PAINTAPP_TEST_RESULT_URL", "redis://127.0.0.1:6379/14")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _test_broker():
+    """Point Celery at Redis databases reserved for tests, emptied first."""
+    from paintapp.celery import app
+
+    for url in (TEST_BROKER_URL, TEST_RESULT_URL):
+        redis.Redis.from_url(url).flushdb()
+    app.conf.update(broker_url=TEST_BROKER_URL, result_backend=TEST_RESULT_URL)
+    yield
+    app.close()
+
+
+@pytest.fixture(scope="session")
+def _require_postgresql(django_db_setup, django_db_blocker):
+    from django.db import connection
+
+    if connection.vendor != "postgresql" and not os.environ.get("PAINTAPP_ALLOW_SQLITE_TESTS"):
+        pytest.fail("Tests run against PostgreSQL: start it (make services) or set DATABASE_URL.")
+
+
+def database_url_for_workers() -> str:
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    user = db.get("USER") or "postgres"
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    host = db.get("HOST") or "127.0.0.1"
+    port = db.get("PORT") or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
+
+
+@pytest.fixture
+def worker_env(_require_postgresql, tmp_path) -> dict[str, str]:
+    """The environment a worker subprocess needs to share this test's database and broker."""
+    env = dict(os.environ)
+    env.update(
+        DJANGO_SETTINGS_MODULE="paintapp.settings",
+        DATABASE_URL=database_url_for_workers(),
+        CELERY_BROKER_URL=TEST_BROKER_URL,
+        CELERY_RESULT_BACKEND=TEST_RESULT_URL,
+        PAINTAPP_VAR_DIR=str(tmp_path / "var"),
+        MEDIA_ROOT=str(tmp_path / "media"),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+@pytest.fixture
+def start_worker(worker_env, tmp_path):
+    """Factory: start_worker("render", "score") -> a running WorkerProcess; all stopped at teardown."""
+    started: list[WorkerProcess] = []
+
+    def start(*queues: str, concurrency: int = 1) -> WorkerProcess:
+        worker = WorkerProcess(
+            queues=queues, env=worker_env, concurrency=concurrency,
+            log_path=tmp_path / f"worker-{'-'.join(queues)}-{len(started)}.log",
+        )
+        started.append(worker)
+        return worker.start()
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Debian Chromium for browser tests (Playwright's download is not needed)."""
+    from django.conf import settings
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=settings.CHROMIUM_PATH,
+            headless=True,
+            args=["--disable-gpu", "--no-sandbox", "--disable-background-networking", "--disable-component-update"],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def curator(django_user_model):
+    return django_user_model.objects.create_user(username="ada", password="watercolour-2026", is_staff=True)
+
+
+@pytest.fixture
+def signed_in_page(chromium, live_server, curator):
+    """A browser page signed in as a curator on the live test server."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", "ada")
+    page.fill("input[name=password]", "watercolour-2026")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/pools/")
+    yield page
+    context.close()
