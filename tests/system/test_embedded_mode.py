@@ -1,0 +1,54 @@
+"""With no PostgreSQL and no Redis, workers still run and the System page still sees them."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.support.workers import REPO
+
+STATUS_SCRIPT = (
+    "import json; from system.selectors import system_status; s = system_status(); "
+    "print(json.dumps({'source': s.liveness_source, 'alive': {q.name: q.alive for q in s.queues}}))"
+)
+
+
+@pytest.mark.slow
+def test_an_embedded_worker_shows_alive_by_heartbeat_and_dead_once_killed(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"}}
+    env.update(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'studio.sqlite3'}",
+        CELERY_BROKER_URL=f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}",
+        PAINTAPP_VAR_DIR=str(tmp_path),
+        DJANGO_SETTINGS_MODULE="paintapp.settings",
+    )
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=REPO, env=env, check=True, timeout=120)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "paintapp", "worker", "-Q", "render", "-c", "1", "-n", "emb@test"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+
+    def status() -> dict:
+        out = subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", STATUS_SCRIPT],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "heartbeats" / "emb@test.json").exists():
+            assert time.monotonic() < deadline, "the embedded worker never wrote a heartbeat"
+            time.sleep(0.5)
+        alive = status()
+        assert alive == {"source": "heartbeat", "alive": {"train": False, "render": True, "score": False}}
+    finally:
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=10)
+    time.sleep(7)  # a heartbeat older than three intervals counts as dead
+    assert status()["alive"]["render"] is False
