@@ -6,6 +6,8 @@ need=()
 command -v "${CHROMIUM_PATH:-chromium}" >/dev/null 2>&1 || [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || need+=(chromium fonts-dejavu-core)
 command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
+# Only for the tests: validates docker/compose.yaml without a Docker engine.
+command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "system-deps: installing ${need[*]}"
 sudo_cmd=""

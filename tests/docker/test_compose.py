@@ -1,0 +1,53 @@
+"""docker/compose.yaml is valid compose and matches the Dockerfile (no engine runs here)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+COMPOSE = REPO / "docker" / "compose.yaml"
+DOCKERFILE = REPO / "docker" / "Dockerfile"
+
+
+def compose_config(env_extra: dict[str, str]) -> subprocess.CompletedProcess:
+    binary = shutil.which("docker-compose")
+    if binary is None:
+        pytest.fail("docker-compose is missing: `make setup` installs it (scripts/system-deps.sh)")
+    env = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"} | env_extra
+    return subprocess.run([binary, "-f", str(COMPOSE), "config"], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_the_compose_file_is_valid_and_defines_every_role():
+    result = compose_config({"SECRET_KEY": "s" * 60})
+    assert result.returncode == 0, result.stderr
+    for service in ("postgres", "redis", "web", "worker-train", "worker-render", "worker-score"):
+        assert re.search(rf"^  {service}:$", result.stdout, re.MULTILINE), service
+
+
+def test_the_trainer_reserves_a_gpu():
+    result = compose_config({"SECRET_KEY": "s" * 60})
+    train = result.stdout.split("  worker-train:")[1]
+    assert "driver: nvidia" in train and "- gpu" in train
+
+
+def test_compose_refuses_to_start_without_a_secret_key():
+    result = compose_config({})
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr
+
+
+def test_every_build_target_exists_in_the_dockerfile():
+    targets = set(re.findall(r"^FROM \S+ AS (\S+)$", DOCKERFILE.read_text(), re.MULTILINE))
+    used = set(re.findall(r"target: ([\w-]+)", COMPOSE.read_text()))
+    assert used and used <= targets
+
+
+def test_the_image_copies_every_django_app_and_the_project():
+    copied = set(re.findall(r"^COPY (\w+) \./\1$", DOCKERFILE.read_text(), re.MULTILINE))
+    apps = {path.parent.name for path in REPO.glob("*/apps.py")}
+    assert apps | {"paintapp", "templates", "static"} <= copied
