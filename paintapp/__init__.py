@@ -1,7 +1,6 @@
 """Paint with Code Studio — Django project package.
 
-The Celery app is imported here so that `@shared_task` binds to it whenever Django starts.
+Deliberately empty: `paintapp.env` is a plain library that must import without Django or
+Celery. The Celery app lives in `paintapp.celery` (`celery -A paintapp` finds it) and is
+loaded for the web process by `system.apps.SystemConfig.ready()`.
 """
-from paintapp.celery import app as celery_app
-
-__all__ = ("celery_app",)

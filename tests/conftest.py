@@ -18,14 +18,20 @@ TEST_RESULT_URL = os.environ.get("PAINTAPP_TEST_RESULT_URL", "redis://127.0.0.1:
 
 @pytest.fixture(scope="session", autouse=True)
 def _test_broker():
-    """Point Celery at Redis databases reserved for tests, emptied first."""
+    """Point Celery at Redis databases reserved for tests (no connection is made here, so
+    pure-library tests run on a machine without services)."""
     from paintapp.celery import app
 
-    for url in (TEST_BROKER_URL, TEST_RESULT_URL):
-        redis.Redis.from_url(url).flushdb()
     app.conf.update(broker_url=TEST_BROKER_URL, result_backend=TEST_RESULT_URL)
     yield
     app.close()
+
+
+@pytest.fixture(scope="session")
+def _empty_test_broker():
+    """Empty the test Redis databases once, before the first worker starts."""
+    for url in (TEST_BROKER_URL, TEST_RESULT_URL):
+        redis.Redis.from_url(url).flushdb()
 
 
 @pytest.fixture(scope="session")
@@ -50,7 +56,7 @@ def database_url_for_workers() -> str:
 
 
 @pytest.fixture
-def worker_env(_require_postgresql, tmp_path) -> dict[str, str]:
+def worker_env(_require_postgresql, _empty_test_broker, tmp_path) -> dict[str, str]:
     """The environment a worker subprocess needs to share this test's database and broker."""
     env = dict(os.environ)
     env.update(

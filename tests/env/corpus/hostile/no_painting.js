@@ -1,0 +1,8 @@
+// A valid sketch that never paints with the brush.
+function setup() {
+  createCanvas(600, 600, WEBGL);
+  background("#fbf7ef");
+  translate(-width / 2, -height / 2);
+  brush.scaleBrushes(3);
+  brush.noStroke();
+}

@@ -1,0 +1,18 @@
+// Primitive through p5.prototype and p5.instance.
+function setup() {
+  createCanvas(600, 600, WEBGL);
+  background("#fbf7ef");
+  translate(-width / 2, -height / 2);
+  brush.scaleBrushes(3);
+  brush.noStroke();
+  brush.fill("#e0857a", 180);
+  brush.fillBleed(0.3);
+  brush.beginShape(0.8);
+  brush.vertex(300, 300);
+  brush.vertex(420, 260);
+  brush.vertex(380, 400);
+  brush.endShape(true);
+  brush.circle(300, 300, 40, 0.3);
+  p5.prototype.rect.call(p5.instance, 0, 0, 10, 10);
+  p5.instance.ellipse(5, 5, 5);
+}

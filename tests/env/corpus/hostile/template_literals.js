@@ -1,0 +1,21 @@
+// Template literals and regexes mentioning forbidden calls: must pass.
+function setup() {
+  createCanvas(600, 600, WEBGL);
+  background("#fbf7ef");
+  translate(-width / 2, -height / 2);
+  brush.scaleBrushes(3);
+  brush.noStroke();
+  brush.fill("#e0857a", 180);
+  brush.fillBleed(0.3);
+  brush.beginShape(0.8);
+  brush.vertex(300, 300);
+  brush.vertex(420, 260);
+  brush.vertex(380, 400);
+  brush.endShape(true);
+  brush.circle(300, 300, 40, 0.3);
+  const hint = `rect(${1 + 2}, 4) is not allowed, nor is text()`;
+  const pattern = /rect\(|fetch\(|eval\(/g;
+  const colours = { rect: "#aa3344", line: "#223344" };
+  brush.fill(colours.rect, 170);
+  brush.circle(200, 200, 30, 0.3);
+}
