@@ -1,0 +1,25 @@
+"""Content-addressed files in MEDIA_ROOT (or whatever default storage is configured).
+
+Workers on other machines write through the same storage, so MEDIA_ROOT must be shared
+(see the README). Writing the same bytes twice is a no-op: tasks stay idempotent.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def store_content_addressed(data: bytes, *, folder: str, suffix: str = ".png") -> str:
+    digest = sha256_hex(data)
+    name = f"{folder}/{digest[:2]}/{digest}{suffix}"
+    if not default_storage.exists(name):
+        saved = default_storage.save(name, ContentFile(data))
+        if saved != name:  # a concurrent writer won the race; keep one copy
+            default_storage.delete(saved)
+    return name

@@ -1,0 +1,35 @@
+"""Thin Celery tasks: they take plain values or ids and call services.
+
+Routing (paintapp/celery.py): run_training -> `train`, render_sketch -> `render`,
+score_painting -> `score`.
+"""
+from __future__ import annotations
+
+from celery import shared_task
+from celery.signals import worker_process_shutdown
+
+from training import services
+
+
+@shared_task(name="training.tasks.render_sketch", acks_late=True)
+def render_sketch(
+    code: str, seed: int = 0, size: int | None = None, strictness: str = "allowlist", render_failed_gate: bool = False
+) -> dict:
+    """Gate + sandboxed render of one sketch; the PNG is stored, its path returned.
+
+    Idempotent: the same (code, seed, size) stores the same content-addressed file. A bad
+    sketch is a verdict in the result; only infrastructure failure (RenderUnavailable)
+    fails the task, which callers turn into a None reward.
+    """
+    return services.painting_render(
+        code=code, seed=seed, size=size, strictness=strictness, render_failed_gate=render_failed_gate
+    )
+
+
+@worker_process_shutdown.connect
+def _close_renderer(**_kwargs) -> None:
+    # Each pool process owns one warm browser; close it with the process, not by orphaning it.
+    from paintapp.env import renderer
+
+    if renderer._renderer is not None and renderer._renderer_pid is not None:
+        renderer._renderer.close()
