@@ -1,0 +1,139 @@
+"""References, grades (with full history) and frozen pools.
+
+The graded pool is the reward function, so nothing here is ever silently lost: images are
+content-addressed, every grade change is an event, and a pool copies tiers at freeze time.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Tier(models.TextChoices):
+    LOVE = "love", "Love"
+    OKAY = "okay", "Okay"
+    REJECT = "reject", "Reject"
+
+
+class Provenance(models.TextChoices):
+    SEED_GENERATOR = "seed-generator", "Seed generator"
+    UPLOAD = "upload", "Upload"
+    IMPORT = "import", "Import"
+    ROLLOUT = "rollout", "Rollout"
+
+
+class Reference(models.Model):
+    """One reference image, stored as a normalised PNG under its sha256."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    image = models.CharField(max_length=200, help_text="storage name of the normalised PNG")
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    file_size = models.PositiveIntegerField()
+    source = models.TextField(blank=True, help_text="the p5.brush sketch that drew it, when known")
+    seed = models.BigIntegerField(null=True, blank=True, help_text="render seed of the source")
+    subject = models.CharField(max_length=120, blank=True, db_index=True)
+    provenance = models.CharField(max_length=20, choices=Provenance.choices, db_index=True)
+    original_name = models.CharField(max_length=255, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["provenance", "subject"])]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.subject or self.original_name or self.sha256[:12]}"
+
+    @property
+    def has_source(self) -> bool:
+        return bool(self.source)
+
+
+class Grade(models.Model):
+    """The current tier a curator gives a reference (one row per reference × curator)."""
+
+    reference = models.ForeignKey(Reference, on_delete=models.CASCADE, related_name="grades")
+    curator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="grades")
+    tier = models.CharField(max_length=10, choices=Tier.choices, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["reference", "curator"], name="one_grade_per_curator")]
+
+    def __str__(self) -> str:
+        return f"{self.curator} → {self.reference_id}: {self.tier}"
+
+
+class GradeEvent(models.Model):
+    """Every change of a grade: who changed what, when, from which tier to which.
+
+    `tier` is empty when a grade was cleared (an undo back to ungraded).
+    """
+
+    reference = models.ForeignKey(Reference, on_delete=models.CASCADE, related_name="grade_events")
+    curator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    previous_tier = models.CharField(max_length=10, choices=Tier.choices, blank=True)
+    tier = models.CharField(max_length=10, choices=Tier.choices, blank=True)
+    source = models.CharField(max_length=20, default="ui", help_text="ui, keyboard, bulk, undo, import, demo, api")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
+class Pool(models.Model):
+    """A named, versioned, frozen snapshot of graded references."""
+
+    name = models.SlugField(max_length=80)
+    version = models.PositiveIntegerField()
+    description = models.TextField(blank=True)
+    curator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="pools_graded",
+        help_text="whose grades the pool holds",
+    )
+    tiers = models.JSONField(default=list, help_text="tiers included, e.g. ['love', 'okay']")
+    filters = models.JSONField(default=dict, blank=True, help_text="the reference filter used to choose members")
+    eval_share = models.FloatField(default=0.2)
+    split_seed = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="pools_created"
+    )
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="pool_name_version")]
+
+    def __str__(self) -> str:
+        return self.label
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}:v{self.version}"
+
+
+class Split(models.TextChoices):
+    TRAIN = "train", "Train"
+    EVAL = "eval", "Eval"
+
+
+class PoolMember(models.Model):
+    """A reference in a pool, with its tier copied at freeze time."""
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="members")
+    reference = models.ForeignKey(Reference, on_delete=models.PROTECT, related_name="pool_memberships")
+    tier = models.CharField(max_length=10, choices=Tier.choices)
+    split = models.CharField(max_length=5, choices=Split.choices)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "reference"], name="pool_member_once"),
+            models.CheckConstraint(condition=~Q(tier=""), name="pool_member_has_tier"),
+        ]

@@ -1,0 +1,162 @@
+"""Reads for curation: filtered reference lists, tier counts, pool balance and diffs."""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, OuterRef, QuerySet, Subquery
+
+from curation.models import Grade, Pool, PoolMember, Provenance, Reference, Tier
+
+TIER_FILTERS = ("all", "ungraded", "graded", *Tier.values)
+
+
+@dataclass(frozen=True)
+class ReferenceFilter:
+    """What the grid, the bulk actions and the pool builder select — always server-side."""
+
+    tier: str = "all"
+    subject: str = ""
+    provenance: str = ""
+    has_source: bool | None = None
+
+    @classmethod
+    def from_params(cls, params) -> "ReferenceFilter":
+        tier = params.get("tier") or "all"
+        provenance = params.get("provenance") or ""
+        has_source = {"yes": True, "no": False}.get(params.get("has_source") or "")
+        return cls(
+            tier=tier if tier in TIER_FILTERS else "all",
+            subject=(params.get("subject") or "").strip()[:120],
+            provenance=provenance if provenance in Provenance.values else "",
+            has_source=has_source,
+        )
+
+    def to_params(self) -> dict[str, str]:
+        params = {"tier": self.tier, "subject": self.subject, "provenance": self.provenance}
+        if self.has_source is not None:
+            params["has_source"] = "yes" if self.has_source else "no"
+        return {k: v for k, v in params.items() if v and v != "all"}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def without_tier(self) -> "ReferenceFilter":
+        return ReferenceFilter(subject=self.subject, provenance=self.provenance, has_source=self.has_source)
+
+
+def with_tier(queryset: QuerySet, curator: AbstractBaseUser) -> QuerySet:
+    """Annotate references with `tier`: the curator's current grade, or None."""
+    grade = Grade.objects.filter(reference=OuterRef("pk"), curator=curator).values("tier")[:1]
+    return queryset.annotate(tier=Subquery(grade))
+
+
+def reference_list(*, curator: AbstractBaseUser, flt: ReferenceFilter) -> QuerySet:
+    qs = with_tier(Reference.objects.all(), curator)
+    if flt.subject:
+        qs = qs.filter(subject=flt.subject)
+    if flt.provenance:
+        qs = qs.filter(provenance=flt.provenance)
+    if flt.has_source is True:
+        qs = qs.exclude(source="")
+    elif flt.has_source is False:
+        qs = qs.filter(source="")
+    if flt.tier == "ungraded":
+        qs = qs.filter(tier__isnull=True)
+    elif flt.tier == "graded":
+        qs = qs.filter(tier__isnull=False)
+    elif flt.tier in Tier.values:
+        qs = qs.filter(tier=flt.tier)
+    return qs.order_by("id")
+
+
+def tier_counts(*, curator: AbstractBaseUser, flt: ReferenceFilter | None = None) -> dict[str, int]:
+    """Counts per tier (and ungraded, and all) under the filter's other criteria."""
+    base = reference_list(curator=curator, flt=(flt or ReferenceFilter()).without_tier())
+    rows = base.order_by().values("tier").annotate(n=Count("id")).values_list("tier", "n")
+    by_tier = Counter(dict(rows))
+    counts = {tier: by_tier.get(tier, 0) for tier in Tier.values}
+    counts["ungraded"] = by_tier.get(None, 0)
+    counts["all"] = sum(by_tier.values())
+    return counts
+
+
+def subjects() -> list[str]:
+    return list(Reference.objects.exclude(subject="").values_list("subject", flat=True).distinct().order_by("subject"))
+
+
+def neighbours(*, curator: AbstractBaseUser, flt: ReferenceFilter, reference_id: int) -> tuple[int | None, int | None]:
+    """Previous and next reference ids within the filtered list (for the focus view)."""
+    qs = reference_list(curator=curator, flt=flt)
+    previous = qs.filter(id__lt=reference_id).order_by("-id").values_list("id", flat=True).first()
+    following = qs.filter(id__gt=reference_id).order_by("id").values_list("id", flat=True).first()
+    return previous, following
+
+
+@dataclass
+class PoolBalance:
+    total: int
+    by_tier: dict[str, int]
+    by_split: dict[str, dict[str, int]]  # split -> tier -> n
+    by_subject: dict[str, dict[str, int]] = field(default_factory=dict)  # subject -> tier -> n
+
+
+def balance_of(rows: list[tuple[str, str, str]]) -> PoolBalance:
+    """rows: (tier, split, subject)."""
+    by_tier: Counter = Counter()
+    by_split: dict[str, Counter] = defaultdict(Counter)
+    by_subject: dict[str, Counter] = defaultdict(Counter)
+    for tier, split, subject in rows:
+        by_tier[tier] += 1
+        by_split[split][tier] += 1
+        by_subject[subject or "(no subject)"][tier] += 1
+    return PoolBalance(
+        total=len(rows),
+        by_tier={t: by_tier.get(t, 0) for t in Tier.values},
+        by_split={s: dict(c) for s, c in sorted(by_split.items())},
+        by_subject={s: dict(c) for s, c in sorted(by_subject.items())},
+    )
+
+
+def pool_balance(pool: Pool) -> PoolBalance:
+    rows = list(pool.members.values_list("tier", "split", "reference__subject"))
+    return balance_of(rows)
+
+
+def pool_versions(name: str) -> QuerySet:
+    return Pool.objects.filter(name=name).order_by("-version")
+
+
+def pool_get(label: str) -> Pool:
+    """`name` (latest version) or `name:VERSION` / `name:vVERSION`."""
+    name, _, version = label.partition(":")
+    qs = Pool.objects.filter(name=name)
+    if version:
+        return qs.get(version=int(version.lstrip("v")))
+    pool = qs.order_by("-version").first()
+    if pool is None:
+        raise Pool.DoesNotExist(f"no pool named {name!r}")
+    return pool
+
+
+@dataclass
+class PoolDiff:
+    added: list[PoolMember]
+    removed: list[PoolMember]
+    tier_changed: list[tuple[PoolMember, PoolMember]]  # (old, new)
+    unchanged: int
+
+
+def pool_diff(old: Pool, new: Pool) -> PoolDiff:
+    old_members = {m.reference_id: m for m in old.members.select_related("reference")}
+    new_members = {m.reference_id: m for m in new.members.select_related("reference")}
+    added = [new_members[r] for r in sorted(new_members.keys() - old_members.keys())]
+    removed = [old_members[r] for r in sorted(old_members.keys() - new_members.keys())]
+    changed, unchanged = [], 0
+    for ref in sorted(old_members.keys() & new_members.keys()):
+        if old_members[ref].tier != new_members[ref].tier:
+            changed.append((old_members[ref], new_members[ref]))
+        else:
+            unchanged += 1
+    return PoolDiff(added=added, removed=removed, tier_changed=changed, unchanged=unchanged)

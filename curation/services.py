@@ -1,0 +1,156 @@
+"""Writes for curation: references, grades (with history), frozen pools."""
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Iterable
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+
+from curation.models import Grade, GradeEvent, Pool, PoolMember, Provenance, Reference, Split, Tier
+from curation.selectors import ReferenceFilter, reference_list
+from paintapp.storage import sha256_hex, store_content_addressed
+
+
+class CurationError(ValueError):
+    """A request that cannot be carried out, with a message fit for the curator."""
+
+
+def reference_create(
+    *,
+    png: bytes,
+    width: int,
+    height: int,
+    provenance: str,
+    source: str = "",
+    seed: int | None = None,
+    subject: str = "",
+    original_name: str = "",
+    metadata: dict | None = None,
+    created_by: AbstractBaseUser | None = None,
+) -> tuple[Reference, bool]:
+    """Store a normalised PNG as a reference; the same content twice returns the first.
+
+    Returns (reference, created). The file is written before the row, content-addressed,
+    so a failure leaves at most an orphan file, never a row without its image.
+    """
+    if provenance not in Provenance.values:
+        raise CurationError(f"unknown provenance {provenance!r}")
+    digest = sha256_hex(png)
+    existing = Reference.objects.filter(sha256=digest).first()
+    if existing:
+        return existing, False
+    name = store_content_addressed(png, folder="references")
+    try:
+        with transaction.atomic():
+            reference = Reference.objects.create(
+                sha256=digest, image=name, width=width, height=height, file_size=len(png),
+                source=source, seed=seed, subject=subject[:120], provenance=provenance,
+                original_name=original_name[:255], metadata=metadata or {}, created_by=created_by,
+            )
+    except IntegrityError:  # a concurrent import of the same bytes won
+        return Reference.objects.get(sha256=digest), False
+    return reference, True
+
+
+def grade_set(
+    *, reference: Reference, curator: AbstractBaseUser, tier: str | None, source: str = "ui"
+) -> Grade | None:
+    """Set (or clear, with tier=None) a curator's grade. Idempotent; every change is an event."""
+    if tier is not None and tier not in Tier.values:
+        raise CurationError(f"unknown tier {tier!r}; use love, okay or reject")
+    with transaction.atomic():
+        grade = Grade.objects.select_for_update().filter(reference=reference, curator=curator).first()
+        previous = grade.tier if grade else ""
+        if (tier or "") == previous:
+            return grade
+        if tier is None:
+            grade.delete()
+            grade = None
+        elif grade is None:
+            grade = Grade.objects.create(reference=reference, curator=curator, tier=tier)
+        else:
+            grade.tier = tier
+            grade.save(update_fields=["tier", "updated_at"])
+        GradeEvent.objects.create(
+            reference=reference, curator=curator, previous_tier=previous, tier=tier or "", source=source
+        )
+    return grade
+
+
+def grade_bulk(
+    *, curator: AbstractBaseUser, flt: ReferenceFilter, tier: str | None, source: str = "bulk"
+) -> int:
+    """Grade every reference the filter selects (server-side, not just a page). Returns the count changed."""
+    if tier is not None and tier not in Tier.values:
+        raise CurationError(f"unknown tier {tier!r}")
+    changed = 0
+    ids = list(reference_list(curator=curator, flt=flt).values_list("id", flat=True))
+    with transaction.atomic():
+        for reference in Reference.objects.filter(id__in=ids).order_by("id"):
+            before = Grade.objects.filter(reference=reference, curator=curator).values_list("tier", flat=True).first()
+            if (before or None) != tier:
+                grade_set(reference=reference, curator=curator, tier=tier, source=source)
+                changed += 1
+    return changed
+
+
+def _stratified_split(members: list[tuple[Reference, str]], eval_share: float, seed: int) -> dict[int, str]:
+    """Assign train/eval per tier: round(n × share) of each tier go to eval, chosen by seed."""
+    by_tier: dict[str, list[Reference]] = defaultdict(list)
+    for reference, tier in members:
+        by_tier[tier].append(reference)
+    rng = random.Random(seed)
+    split: dict[int, str] = {}
+    for tier in sorted(by_tier):
+        refs = sorted(by_tier[tier], key=lambda r: r.sha256)  # stable under re-imports
+        rng.shuffle(refs)
+        n_eval = round(len(refs) * eval_share)
+        if eval_share > 0 and n_eval == 0 and len(refs) >= 2:
+            n_eval = 1  # a tier with a few members still gets held-out evidence
+        for i, reference in enumerate(refs):
+            split[reference.id] = Split.EVAL if i < n_eval else Split.TRAIN
+    return split
+
+
+def pool_freeze(
+    *,
+    name: str,
+    curator: AbstractBaseUser,
+    tiers: Iterable[str] = (Tier.LOVE, Tier.OKAY),
+    flt: ReferenceFilter | None = None,
+    eval_share: float = 0.2,
+    seed: int = 0,
+    description: str = "",
+    created_by: AbstractBaseUser | None = None,
+) -> Pool:
+    """Freeze the curator's current grades (under the filter and tiers) as the next version of `name`."""
+    from django.utils.text import slugify
+
+    slug = slugify(name)[:80]
+    if not slug:
+        raise CurationError("a pool needs a name made of letters, digits or dashes")
+    tiers = [t for t in Tier.values if t in set(tiers)]
+    if not tiers:
+        raise CurationError("choose at least one tier (love, okay, reject)")
+    if not 0 <= eval_share < 1:
+        raise CurationError("the eval share must be at least 0 and below 1")
+    flt = flt or ReferenceFilter()
+    chosen = reference_list(curator=curator, flt=flt.without_tier()).filter(tier__in=tiers)
+    members = [(reference, reference.tier) for reference in chosen]
+    if not members:
+        raise CurationError("no graded reference matches: grade some first or widen the filter")
+    split = _stratified_split(members, eval_share, seed)
+    with transaction.atomic():
+        latest = Pool.objects.select_for_update().filter(name=slug).order_by("-version").first()
+        pool = Pool.objects.create(
+            name=slug, version=(latest.version + 1) if latest else 1, description=description,
+            curator=curator, tiers=tiers, filters=flt.without_tier().to_dict(), eval_share=eval_share,
+            split_seed=seed, created_by=created_by or curator,
+        )
+        PoolMember.objects.bulk_create(
+            PoolMember(pool=pool, reference=reference, tier=tier, split=split[reference.id])
+            for reference, tier in members
+        )
+    return pool
