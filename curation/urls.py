@@ -1,6 +1,30 @@
-from django.urls import path
+from django.urls import path, register_converter
 
 from curation import views
 
+
+class ShaConverter:
+    regex = "[0-9a-f]{64}"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(ShaConverter, "sha")
+
 app_name = "curation"
-urlpatterns = [path("", views.pools, name="pools")]
+urlpatterns = [
+    path("", views.pools, name="pools"),
+    path("references/", views.reference_grid, name="grid"),
+    path("references/details.json", views.reference_details, name="details"),
+    path("references/bulk/", views.bulk_grade, name="bulk"),
+    path("references/<int:reference_id>/", views.reference_focus, name="focus"),
+    path("references/<int:reference_id>/grade/", views.reference_grade, name="grade"),
+    path("images/<sha:sha256>.png", views.image, name="image"),
+    path("build/", views.pool_builder, name="builder"),
+    path("<slug:name>/v<int:version>/", views.pool_detail, name="pool"),
+    path("<slug:name>/diff/", views.pool_diff, name="pool-diff"),
+]

@@ -1,7 +1,303 @@
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+"""Curation pages: reference grid, keyboard focus view, bulk grading, pool builder, pools."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.files.storage import default_storage
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from curation import selectors, services
+from curation.models import Pool, Provenance, Reference, Tier
+from curation.selectors import ReferenceFilter
+from curation.thumbs import THUMB_SIZES, thumbnail
+
+GRID_PAGE_SIZE = 60
+IMMUTABLE = "private, max-age=31536000, immutable"
+
+
+def _grader(request, params):
+    """Whose grades a page shows: the signed-in curator unless another one is chosen."""
+    from django.contrib.auth import get_user_model
+
+    username = (params.get("grader") or "").strip()
+    if username and username != request.user.get_username():
+        return get_user_model().objects.filter(username=username).first() or request.user
+    return request.user
+
+
+def _graders():
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.filter(grades__isnull=False).distinct().order_by("username")
+
+
+def _filter_query(flt: ReferenceFilter, **extra) -> str:
+    params = flt.to_params() | {k: v for k, v in extra.items() if v not in (None, "")}
+    return urlencode(params)
 
 
 @require_GET
 def pools(request):
-    return render(request, "curation/pools.html", {})
+    by_name: dict[str, list[Pool]] = {}
+    for pool in Pool.objects.select_related("curator").order_by("name", "-version"):
+        by_name.setdefault(pool.name, []).append(pool)
+    latest = [(versions[0], versions, selectors.pool_balance(versions[0])) for versions in by_name.values()]
+    return render(
+        request,
+        "curation/pools.html",
+        {"latest": latest, "counts": selectors.tier_counts(curator=request.user), "reference_total": Reference.objects.count()},
+    )
+
+
+@require_GET
+def reference_grid(request):
+    flt = ReferenceFilter.from_params(request.GET)
+    grader = _grader(request, request.GET)
+    qs = selectors.reference_list(curator=grader, flt=flt)
+    page = Paginator(qs, GRID_PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "flt": flt,
+        "grader": grader,
+        "graders": _graders(),
+        "page": page,
+        "counts": selectors.tier_counts(curator=grader, flt=flt),
+        "subjects": selectors.subjects(),
+        "provenances": Provenance.choices,
+        "tiers": Tier.choices,
+        "query": _filter_query(flt, grader=grader.get_username() if grader != request.user else None),
+        "result_count": page.paginator.count,
+    }
+    template = "curation/grid.html#results" if request.htmx and not request.htmx.boosted else "curation/grid.html"
+    return render(request, template, context)
+
+
+@require_GET
+def reference_focus(request, reference_id: int):
+    flt = ReferenceFilter.from_params(request.GET)
+    reference = get_object_or_404(selectors.with_tier(Reference.objects.all(), request.user), pk=reference_id)
+    previous_id, next_id = selectors.neighbours(curator=request.user, flt=flt, reference_id=reference_id)
+    ids = list(selectors.reference_list(curator=request.user, flt=flt).values_list("id", flat=True))
+    if reference.id not in ids:  # graded out of an "ungraded" filter: keep it in the walk
+        ids = sorted([*ids, reference.id])
+    return render(
+        request,
+        "curation/focus.html",
+        {
+            "reference": reference,
+            "flt": flt,
+            "query": _filter_query(flt),
+            "previous_id": previous_id,
+            "next_id": next_id,
+            "ids": ids,
+            "position": ids.index(reference.id) + 1,
+            "tiers": Tier.choices,
+            "counts": selectors.tier_counts(curator=request.user, flt=flt),
+            "history": reference.grade_events.select_related("curator")[:8],
+        },
+    )
+
+
+@require_GET
+def reference_details(request):
+    """JSON for the focus view's client: the references it is about to show."""
+    try:
+        ids = [int(i) for i in request.GET.get("ids", "").split(",") if i][:100]
+    except ValueError:
+        return HttpResponseBadRequest("ids must be comma-separated integers")
+    rows = selectors.with_tier(Reference.objects.filter(id__in=ids), request.user)
+    return JsonResponse({"items": [_reference_json(r) for r in rows]})
+
+
+def _reference_json(reference: Reference) -> dict:
+    return {
+        "id": reference.id,
+        "tier": reference.tier,
+        "subject": reference.subject,
+        "provenance": reference.get_provenance_display(),
+        "width": reference.width,
+        "height": reference.height,
+        "source": reference.source,
+        "seed": reference.seed,
+        "image_url": reverse("curation:image", args=[reference.sha256]),
+        "focus_url": reverse("curation:focus", args=[reference.id]),
+    }
+
+
+@require_POST
+def reference_grade(request, reference_id: int):
+    """Set or clear a grade. JSON for the focus view's client; a redirect for plain forms."""
+    reference = get_object_or_404(Reference, pk=reference_id)
+    tier = request.POST.get("tier", "")
+    source = request.POST.get("source", "ui")
+    if source not in {"ui", "keyboard", "undo", "grid"}:
+        source = "ui"
+    try:
+        grade = services.grade_set(
+            reference=reference, curator=request.user, tier=None if tier == "none" else tier, source=source
+        )
+    except services.CurationError as exc:
+        if _wants_json(request):
+            return JsonResponse({"error": str(exc)}, status=400)
+        messages.error(request, str(exc))
+        return redirect(reverse("curation:focus", args=[reference.id]))
+    if _wants_json(request):
+        return JsonResponse({"id": reference.id, "tier": grade.tier if grade else None, "saved": True})
+    if request.htmx:
+        reference.tier = grade.tier if grade else None
+        return render(request, "curation/grid.html#card", {"reference": reference, "query": request.POST.get("query", "")})
+    next_url = request.POST.get("next") or reverse("curation:focus", args=[reference.id])
+    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
+        next_url = reverse("curation:focus", args=[reference.id])
+    return redirect(next_url)
+
+
+def _wants_json(request) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+@require_http_methods(["GET", "POST"])
+def bulk_grade(request):
+    """Grade the whole server-side filter result, after a confirmation that shows the count."""
+    params = request.POST if request.method == "POST" else request.GET
+    flt = ReferenceFilter.from_params(params)
+    tier = params.get("bulk_tier", "")
+    count = selectors.reference_list(curator=request.user, flt=flt).count()
+    label = dict(Tier.choices).get(tier, "ungraded" if tier == "none" else None)
+    if label is None:
+        messages.error(request, "Choose a tier for the bulk action.")
+        return redirect(f"{reverse('curation:grid')}?{_filter_query(flt)}")
+    confirmed = request.method == "POST" and params.get("confirm_count") == str(count)
+    if request.method == "POST" and confirmed:
+        changed = services.grade_bulk(curator=request.user, flt=flt, tier=None if tier == "none" else tier)
+        messages.success(request, f"Graded {changed} reference{'s' if changed != 1 else ''} as {label.lower()} ({count - changed} already were).")
+        return redirect(f"{reverse('curation:grid')}?{_filter_query(flt)}")
+    stale = request.method == "POST" and not confirmed
+    return render(
+        request,
+        "curation/bulk_confirm.html",
+        {"flt": flt, "tier": tier, "label": label, "count": count, "query": _filter_query(flt), "stale": stale},
+    )
+
+
+@require_GET
+def image(request, sha256: str):
+    reference = get_object_or_404(Reference, sha256=sha256)
+    size = request.GET.get("thumb")
+    if size:
+        if not size.isdigit() or int(size) not in THUMB_SIZES:
+            raise Http404("unknown thumbnail size")
+        response = HttpResponse(thumbnail(reference.image, reference.sha256, int(size)), content_type="image/webp")
+    else:
+        with default_storage.open(reference.image, "rb") as fh:
+            response = HttpResponse(fh.read(), content_type="image/png")
+    response["Cache-Control"] = IMMUTABLE  # the URL names the content
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def pool_builder(request):
+    params = request.POST if request.method == "POST" else request.GET
+    flt = ReferenceFilter.from_params(params)
+    grader = _grader(request, params)
+    tiers = params.getlist("tiers") or [Tier.LOVE, Tier.OKAY]
+    form = {
+        "name": params.get("name", ""),
+        "description": params.get("description", ""),
+        "eval_share": params.get("eval_share", "0.2"),
+        "seed": params.get("seed", "0"),
+        "tiers": tiers,
+    }
+    error = ""
+    if request.method == "POST":
+        try:
+            pool = services.pool_freeze(
+                name=form["name"],
+                curator=grader,
+                tiers=tiers,
+                flt=flt,
+                eval_share=float(form["eval_share"]),
+                seed=int(form["seed"]),
+                description=form["description"],
+                created_by=request.user,
+            )
+        except (services.CurationError, ValueError) as exc:
+            error = str(exc) if isinstance(exc, services.CurationError) else "Eval share must be a number and seed an integer."
+        else:
+            messages.success(request, f"Froze {pool.label} with {pool.members.count()} references.")
+            return redirect(pool_detail_url(pool))
+    preview_rows = list(
+        selectors.reference_list(curator=grader, flt=flt.without_tier())
+        .filter(tier__in=tiers)
+        .values_list("tier", "subject")
+    )
+    balance = selectors.balance_of([(tier, "", subject) for tier, subject in preview_rows])
+    context = {
+        "flt": flt,
+        "form": form,
+        "error": error,
+        "balance": balance,
+        "subjects": selectors.subjects(),
+        "provenances": Provenance.choices,
+        "tiers": Tier.choices,
+        "grader": grader,
+        "graders": _graders(),
+        "existing": Pool.objects.filter(name__iexact=form["name"]).order_by("-version").first() if form["name"] else None,
+    }
+    template = "curation/builder.html#preview" if request.htmx and request.method == "GET" else "curation/builder.html"
+    return render(request, template, context, status=400 if error else 200)
+
+
+def pool_detail_url(pool: Pool) -> str:
+    return reverse("curation:pool", args=[pool.name, pool.version])
+
+
+@require_GET
+def pool_detail(request, name: str, version: int):
+    pool = get_object_or_404(Pool.objects.select_related("curator", "created_by"), name=name, version=version)
+    split = request.GET.get("split", "")
+    tier = request.GET.get("tier", "")
+    members = pool.members.select_related("reference").order_by("tier", "id")
+    if split in ("train", "eval"):
+        members = members.filter(split=split)
+    if tier in Tier.values:
+        members = members.filter(tier=tier)
+    page = Paginator(members, GRID_PAGE_SIZE).get_page(request.GET.get("page"))
+    balance = selectors.pool_balance(pool)
+    return render(
+        request,
+        "curation/pool.html",
+        {
+            "pool": pool,
+            "balance": balance,
+            "page": page,
+            "split": split,
+            "tier": tier,
+            "versions": selectors.pool_versions(pool.name),
+            "max_subject": max((sum(c.values()) for c in balance.by_subject.values()), default=1),
+        },
+    )
+
+
+@require_GET
+def pool_diff(request, name: str):
+    versions = selectors.pool_versions(name)
+    if not versions.exists():
+        raise Http404("no such pool")
+    try:
+        a = versions.get(version=int(request.GET.get("a", 0)))
+        b = versions.get(version=int(request.GET.get("b", 0)))
+    except (ValueError, Pool.DoesNotExist):
+        newest = list(versions[:2])
+        if len(newest) < 2:
+            messages.info(request, "This pool has one version; freeze another to compare.")
+            return redirect(pool_detail_url(newest[0]))
+        return redirect(f"{reverse('curation:pool-diff', args=[name])}?a={newest[1].version}&b={newest[0].version}")
+    return render(
+        request,
+        "curation/diff.html",
+        {"name": name, "a": a, "b": b, "diff": selectors.pool_diff(a, b), "versions": versions},
+    )

@@ -34,6 +34,12 @@ def _empty_test_broker():
         redis.Redis.from_url(url).flushdb()
 
 
+@pytest.fixture(autouse=True)
+def _media_root(settings, tmp_path):
+    """Each test writes images into its own MEDIA_ROOT, never the studio's."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
 @pytest.fixture(scope="session")
 def _require_postgresql(django_db_setup, django_db_blocker):
     from django.db import connection

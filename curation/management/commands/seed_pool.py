@@ -1,0 +1,124 @@
+"""`manage.py seed_pool` — render the procedural seed sketches into references.
+
+    seed_pool [--count 200] [--size 600] [--seed 0] [--demo-grades] [--in-process]
+
+Idempotent: a sketch whose normalised render is already a reference is skipped (its
+demo grade is still applied). Renders go to the render workers unless --in-process.
+"""
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from curation import services
+from curation.demo import DEMO_CURATOR, demo_tier, ensure_demo_curator
+from curation.images import normalise_image
+from curation.models import Provenance, Reference
+from paintapp.env import seedgen
+
+
+class Command(BaseCommand):
+    help = "Render procedurally generated p5.brush sketches into the reference pool."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--count", type=int, default=200)
+        parser.add_argument("--size", type=int, default=None, help="render size (default RENDER_SIZE)")
+        parser.add_argument("--seed", type=int, default=0, help="generator seed")
+        parser.add_argument("--weak-share", type=float, default=0.3, help="share of deliberately weak sketches")
+        parser.add_argument("--demo-grades", action="store_true", help=f"grade them as '{DEMO_CURATOR}' by the documented rule")
+        parser.add_argument("--in-process", action="store_true", help="render here instead of on the render workers")
+        parser.add_argument("--if-empty", action="store_true", help="do nothing when references already exist")
+        parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the render workers")
+
+    def handle(self, *args, count, size, seed, weak_share, demo_grades, in_process, if_empty, timeout, **options):
+        if count < 1:
+            raise CommandError("--count must be at least 1", returncode=2)
+        if if_empty and Reference.objects.exists():
+            self.stdout.write("References exist already; nothing to seed.")
+            return
+        size = size or settings.RENDER_SIZE
+        sketches = seedgen.generate_pool(count, seed=seed, weak_share=weak_share)
+        curator = ensure_demo_curator() if demo_grades else None
+        results = self._render_in_process(sketches, size) if in_process else self._render_on_workers(sketches, size, timeout)
+
+        created = skipped = failed = 0
+        graded: dict[str, int] = {}
+        for sketch, outcome in zip(sketches, results):
+            png = outcome.get("png")
+            if not png or outcome.get("violations"):
+                failed += 1
+                self.stderr.write(f"  {sketch.id}: not stored ({', '.join(outcome.get('violations') or ['no image'])})")
+                continue
+            image = normalise_image(png, name=f"{sketch.id}.png")
+            reference, was_created = services.reference_create(
+                png=image.png, width=image.width, height=image.height, provenance=Provenance.SEED_GENERATOR,
+                source=sketch.code, seed=sketch.seed, subject=sketch.subject_text, original_name=f"{sketch.id}.png",
+                metadata={
+                    "generator_id": sketch.id, "style": sketch.style, "palette": sketch.palette,
+                    "composition": sketch.composition, "paint_fraction": outcome.get("paint_fraction"), "render_size": size,
+                },
+            )
+            created += was_created
+            skipped += not was_created
+            if curator is not None:
+                tier = demo_tier(style=sketch.style, paint_fraction=outcome.get("paint_fraction") or 0.0)
+                services.grade_set(reference=reference, curator=curator, tier=tier, source="demo")
+                graded[tier] = graded.get(tier, 0) + 1
+        self.stdout.write(self.style.SUCCESS(f"Seeded {created} new references ({skipped} already there, {failed} failed)."))
+        if graded:
+            summary = ", ".join(f"{tier} {n}" for tier, n in sorted(graded.items()))
+            self.stdout.write(f"Demo grades by '{DEMO_CURATOR}': {summary}")
+
+    def _render_in_process(self, sketches, size):
+        from paintapp.env.painting import paint_source
+        from paintapp.env.renderer import Renderer
+        from training.services import renderer_config
+
+        results = []
+        with Renderer(renderer_config()) as renderer:
+            for sketch in tqdm(sketches, desc="rendering", unit="sketch"):
+                painting = paint_source(sketch.code, renderer=renderer, seed=sketch.seed, size=size)
+                results.append({**painting.to_dict(), "png": painting.png})
+        return results
+
+    def _render_on_workers(self, sketches, size, timeout):
+        from celery import group
+        from django.core.files.storage import default_storage
+
+        from paintapp.celery import app
+        from training.tasks import render_sketch
+
+        replies = app.control.broadcast("paintapp_capabilities", reply=True, timeout=1.0) or []
+        if not any("render" in info.get("queues", []) for reply in replies for info in reply.values()):
+            raise CommandError(
+                "no render worker answered: start one (make worker-render, or make demo) or pass --in-process",
+                returncode=3,
+            )
+        job = group(render_sketch.s(s.code, seed=s.seed, size=size) for s in sketches).apply_async()
+        deadline = time.monotonic() + timeout
+        with tqdm(total=len(sketches), desc="rendering on workers", unit="sketch") as bar:
+            done = 0
+            while done < len(sketches):
+                if time.monotonic() > deadline:
+                    job.revoke()
+                    raise CommandError(f"render workers did not finish within {timeout:.0f} s", returncode=3)
+                now_done = job.completed_count()
+                bar.update(now_done - done)
+                done = now_done
+                time.sleep(0.5)
+        results = []
+        for result in job.results:
+            try:
+                data = result.get(timeout=5, propagate=True)
+            except Exception as exc:  # noqa: BLE001 - infrastructure failure of one render
+                results.append({"violations": [f"render_unavailable: {exc}"]})
+                continue
+            png = None
+            if data.get("png_path"):
+                with default_storage.open(data["png_path"], "rb") as fh:
+                    png = fh.read()
+            results.append({**data, "png": png})
+        return results
