@@ -121,6 +121,9 @@ def signed_in_page(chromium, live_server, curator):
     """A browser page signed in as a curator on the live test server."""
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
+    # Shown with a failing test's output: what the page itself said.
+    page.on("console", lambda message: print(f"[browser {message.type}] {message.text}"))
+    page.on("pageerror", lambda error: print(f"[browser error] {error}"))
     page.goto(f"{live_server.url}/login/")
     page.fill("input[name=username]", "ada")
     page.fill("input[name=password]", "watercolour-2026")

@@ -17,7 +17,7 @@
   const details = new Map(); // id -> reference json
   const saves = new Map(); // id -> {tier, source, status, attempts, timer, inFlight, message}
   const undoStack = []; // {id, previous}
-  let index = Math.max(0, ids.indexOf(Number($("focus-id").textContent)));
+  let index = Math.max(0, ids.indexOf(Number(root.dataset.current)));
 
   // The page was rendered for the current reference: seed its details from the DOM.
   details.set(ids[index], {
@@ -27,7 +27,7 @@
     image_url: $("focus-img").getAttribute("src"),
     source: $("code-source").textContent,
     seed: null,
-    meta: $("focus-meta").innerHTML,
+    meta: $("focus-meta").textContent,
   });
 
   // ---------------------------------------------------------------- persistence
@@ -195,11 +195,9 @@
     if (!d) { window.location.href = focusUrl(id); return; }
     $("focus-img").src = d.image_url;
     $("focus-img").alt = d.subject || "reference";
-    $("focus-id").textContent = id;
+    root.dataset.current = id;
     $("focus-subject").textContent = d.subject || "Untitled reference";
-    if (d.provenance) $("focus-meta").innerHTML = "";
-    if (d.provenance) $("focus-meta").append(`#${id} · ${d.provenance} · ${d.width}×${d.height}`);
-    else if (d.meta) $("focus-meta").innerHTML = d.meta;
+    $("focus-meta").textContent = d.provenance ? `#${id} · ${d.provenance} · ${d.width}×${d.height}` : d.meta;
     $("focus-position").textContent = `${index + 1} / ${ids.length}`;
     $("code-source").textContent = d.source || "";
     $("code-seed").textContent = d.seed !== null && d.seed !== undefined ? `seed ${d.seed}` : "";
