@@ -25,6 +25,8 @@ urlpatterns = [
     path("references/<int:reference_id>/grade/", views.reference_grade, name="grade"),
     path("images/<sha:sha256>.png", views.image, name="image"),
     path("build/", views.pool_builder, name="builder"),
+    path("upload/", views.upload, name="upload"),
+    path("<slug:name>/v<int:version>/export.zip", views.pool_export, name="pool-export"),
     path("<slug:name>/v<int:version>/", views.pool_detail, name="pool"),
     path("<slug:name>/diff/", views.pool_diff, name="pool-diff"),
 ]

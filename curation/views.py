@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from curation import selectors, services
+from curation import selectors, services, transfer
 from curation.models import Pool, Provenance, Reference, Tier
 from curation.selectors import ReferenceFilter
 from curation.thumbs import THUMB_SIZES, thumbnail
@@ -301,3 +301,44 @@ def pool_diff(request, name: str):
         "curation/diff.html",
         {"name": name, "a": a, "b": b, "diff": selectors.pool_diff(a, b), "versions": versions},
     )
+
+
+MAX_UPLOAD_BYTES = 512 * 1024 * 1024
+
+
+@require_http_methods(["GET", "POST"])
+def upload(request):
+    """Upload images and/or zips (drag and drop); every file gets a row in the report."""
+    report, error = None, ""
+    if request.method == "POST":
+        files = request.FILES.getlist("files")
+        total = sum(f.size for f in files)
+        if not files:
+            error = "Choose or drop at least one image or zip."
+        elif total > MAX_UPLOAD_BYTES:
+            error = f"That is {total / 2**20:.0f} MB; upload at most {MAX_UPLOAD_BYTES // 2**20} MB at a time, or use manage.py import_refs."
+        else:
+            report = transfer.import_uploads(
+                [(f.name, f.read()) for f in files],
+                curator=request.user,
+                subject=request.POST.get("subject", "").strip()[:120],
+            )
+    template = "curation/upload.html#report" if request.htmx and request.method == "POST" else "curation/upload.html"
+    return render(
+        request, template, {"report": report, "error": error, "subjects": selectors.subjects()},
+        status=400 if error else 200,
+    )
+
+
+@require_GET
+def pool_export(request, name: str, version: int):
+    """Download a pool as a zip: HF imagefolder (images + metadata.jsonl) + parquet + pool.json."""
+    import tempfile
+
+    from django.http import FileResponse
+
+    pool = get_object_or_404(Pool, name=name, version=version)
+    spool = tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024)
+    transfer.write_pool_zip(pool, spool)
+    spool.seek(0)
+    return FileResponse(spool, as_attachment=True, filename=f"{pool.name}-v{pool.version}.zip", content_type="application/zip")

@@ -152,3 +152,40 @@ def test_images_and_thumbnails_are_served_with_long_caching(signed_in):
 
 def test_the_details_endpoint_rejects_garbage_ids(signed_in):
     assert signed_in.get(reverse("curation:details"), {"ids": "1,x"}).status_code == 400
+
+
+def test_uploading_images_and_a_bad_file_stores_the_good_and_reports_the_bad(signed_in):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.curation.factories import png_bytes
+
+    files = [
+        SimpleUploadedFile("a.png", png_bytes(), content_type="image/png"),
+        SimpleUploadedFile("notes.png", b"this is not an image", content_type="image/png"),
+    ]
+    response = signed_in.post(reverse("curation:upload"), {"files": files, "subject": "a rose"})
+    report = response.context["report"]
+    assert (report.created, report.rejected) == (1, 1)
+    html = response.content.decode()
+    assert "not_an_image" in html and "1 created" in html
+    from curation.models import Reference
+
+    assert list(Reference.objects.values_list("subject", "provenance")) == [("a rose", "upload")]
+
+
+def test_uploading_nothing_is_a_clear_error(signed_in):
+    response = signed_in.post(reverse("curation:upload"), {})
+    assert response.status_code == 400 and "at least one" in response.content.decode()
+
+
+def test_a_pool_downloads_as_a_zip_with_metadata_and_parquet(signed_in, curator):
+    import io
+    import zipfile
+
+    for tier in ("love", "okay"):
+        grade_set(reference=make_reference(), curator=curator, tier=tier)
+    pool = pool_freeze(name="p", curator=curator)
+    response = signed_in.get(reverse("curation:pool-export", args=[pool.name, pool.version]))
+    assert response["Content-Disposition"] == 'attachment; filename="p-v1.zip"'
+    names = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist()
+    assert {"metadata.jsonl", "pool.parquet", "pool.json"} <= {n.split("/")[-1] for n in names}
