@@ -31,11 +31,9 @@ pytestmark = pytest.mark.django_db
 SKETCH = "function setup() {\n  createCanvas(600, 600, WEBGL);\n  brush.circle(300, 300, 80, 0.4);\n}\n"
 
 
-@pytest.fixture(autouse=True)
-def media_root(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    # Autouse runs before `curator`: a fast hasher keeps user creation out of the timings.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+@pytest.fixture
+def media_root(settings):
+    """tests/conftest.py gives every test its own MEDIA_ROOT (and a fast password hasher)."""
     return settings.MEDIA_ROOT
 
 
