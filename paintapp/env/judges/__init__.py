@@ -23,7 +23,7 @@ class Judge(Protocol):
 
     def compare(
         self, candidate_png: bytes, reference_png: bytes, *, prompt: str, candidate_first: bool = True
-    ) -> float | None: ...
+    ) -> float | None | tuple[float | None, str]: ...  # optionally with the judge's reason
 
 
 @dataclass
