@@ -137,3 +137,31 @@ class PoolMember(models.Model):
             models.UniqueConstraint(fields=["pool", "reference"], name="pool_member_once"),
             models.CheckConstraint(condition=~Q(tier=""), name="pool_member_has_tier"),
         ]
+
+
+class TasteModel(models.Model):
+    """The embedded taste judge trained on a pool's train split, versioned with the pool.
+
+    Its held-out pairwise accuracy on the eval split is shown on the pool page.
+    """
+
+    pool = models.OneToOneField(Pool, on_delete=models.CASCADE, related_name="taste_model")
+    params = models.JSONField(help_text="paintapp.env.judges.taste.TasteModel.to_dict()")
+    accuracy = models.JSONField(default=dict, help_text="held-out pairwise accuracy on the eval split")
+    train_pairs = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class JudgeAudit(models.Model):
+    """A re-judging of the same pairs: self-agreement, order bias, accuracy vs held-out grades."""
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="judge_audits")
+    recipe_name = models.CharField(max_length=80)
+    judge = models.CharField(max_length=200)
+    pairs = models.PositiveIntegerField()
+    results = models.JSONField(default=dict)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -160,3 +160,21 @@ def pool_diff(old: Pool, new: Pool) -> PoolDiff:
         else:
             unchanged += 1
     return PoolDiff(added=added, removed=removed, tier_changed=changed, unchanged=unchanged)
+
+
+def group_references(pool: Pool, *, count: int, key: tuple[int, ...]) -> list[PoolMember]:
+    """The references a whole GRPO group is judged against: half love, half okay, train split only.
+
+    Drawn reproducibly from `key` (run seed, step, group). A tier with too few members
+    gives what it has; the eval split is never used as reward references.
+    """
+    import random
+
+    rng = random.Random("/".join(str(k) for k in key))
+    chosen: list[PoolMember] = []
+    for tier in (Tier.LOVE, Tier.OKAY):
+        members = list(
+            pool.members.filter(split="train", tier=tier).select_related("reference").order_by("reference__sha256")
+        )
+        chosen += rng.sample(members, min(count // 2, len(members)))
+    return chosen

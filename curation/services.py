@@ -153,4 +153,17 @@ def pool_freeze(
             PoolMember(pool=pool, reference=reference, tier=tier, split=split[reference.id])
             for reference, tier in members
         )
+        transaction.on_commit(lambda: _train_taste_model_later(pool.id))
     return pool
+
+
+def _train_taste_model_later(pool_id: int) -> None:
+    """The taste judge is retrained on a score worker whenever a pool is frozen."""
+    from curation.tasks import train_taste_model
+
+    try:
+        train_taste_model.delay(pool_id)
+    except Exception:  # noqa: BLE001 - broker down: the score worker trains it on first use instead
+        import logging
+
+        logging.getLogger(__name__).warning("could not queue the taste model of pool %s", pool_id, exc_info=True)

@@ -23,7 +23,7 @@ app.conf.task_routes = {
     "training.tasks.run_training": {"queue": "train"},
     "training.tasks.render_sketch": {"queue": "render"},
     "training.tasks.score_painting": {"queue": "score"},
-    "system.tasks.probe_*": {"queue": "score"},
+    "curation.tasks.*": {"queue": "score"},
 }
 
 

@@ -26,6 +26,22 @@ def render_sketch(
     )
 
 
+@shared_task(name="training.tasks.score_painting", acks_late=True)
+def score_painting(png_path: str, prompt: str, recipe: dict, reference_ids: list[int], pool_id: int | None = None) -> dict:
+    """Judge (both orders, against the group's references) and quality parts of one painting."""
+    return services.painting_score_stored(
+        png_path=png_path, prompt=prompt, recipe=recipe, reference_ids=reference_ids, pool_id=pool_id
+    )
+
+
+@shared_task(name="training.tasks.run_training", acks_late=True, reject_on_worker_lost=True)
+def run_training(run_id: int, resume: bool = False) -> str:
+    """Train one run to its end, stop or failure. Redelivered after a lost worker, it resumes."""
+    from training.trainer import train_run
+
+    return train_run(run_id, resume=resume)
+
+
 @worker_process_shutdown.connect
 def _close_renderer(**_kwargs) -> None:
     # Each pool process owns one warm browser; close it with the process, not by orphaning it.

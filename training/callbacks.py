@@ -1,0 +1,69 @@
+"""TrainerCallback: TRL's metrics plus ours -> one Step row per step; the stop flag; checkpoints."""
+from __future__ import annotations
+
+import logging
+import time
+
+from django.db import close_old_connections
+from django.utils import timezone
+from transformers import TrainerCallback
+
+from training.models import Run, Step
+from training.rewarding import PaintingReward
+
+log = logging.getLogger(__name__)
+
+
+def _clean(value):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and abs(number) != float("inf") else None  # NaN/inf -> None
+
+
+class RunCallback(TrainerCallback):
+    def __init__(self, run_id: int, reward: PaintingReward):
+        self.run_id = run_id
+        self.reward = reward
+        self.step_started = time.monotonic()
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            Run.objects.filter(id=self.run_id, status=Run.Status.QUEUED).update(
+                status=Run.Status.RUNNING, started_at=timezone.now()
+            )
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.step_started = time.monotonic()
+        self.reward.step_started_at = self.step_started
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not state.is_world_process_zero or not logs or "train_runtime" in logs:
+            return  # the end-of-training summary is not a step
+        close_old_connections()  # hours-long task: never use a connection the server dropped
+        step = state.global_step
+        metrics = {k: _clean(v) for k, v in logs.items()}
+        record = self.reward.last
+        if record is not None and record.step == step:
+            for key, value in record.metrics.items():
+                metrics.setdefault(key, _clean(value))
+            step_time = metrics.get("step_time") or (time.monotonic() - self.step_started)
+            spent = sum(metrics.get(k) or 0.0 for k in ("ours/generation_s", "ours/render_s", "ours/score_s"))
+            metrics["ours/update_s"] = max(0.0, step_time - (metrics.get("ours/reward_s") or 0.0) - (metrics.get("ours/generation_s") or 0.0))
+            metrics["ours/step_s"] = step_time
+            metrics["ours/other_s"] = max(0.0, step_time - spent - metrics["ours/update_s"])
+        Step.objects.update_or_create(
+            run_id=self.run_id, step=step,
+            defaults={"metrics": metrics, "reward_mean": metrics.get("reward"), "reward_std": metrics.get("reward_std")},
+        )
+        Run.objects.filter(id=self.run_id).update(steps_done=step)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
+        close_old_connections()
+        if Run.objects.filter(id=self.run_id, stop_requested=True).exists():
+            log.info("run %s: stop requested, ending after step %s", self.run_id, state.global_step)
+            control.should_training_stop = True
+            control.should_save = True  # a checkpoint to resume from

@@ -1,0 +1,142 @@
+"""Runs, their per-step metrics, every rollout, and edited revisions of rollouts."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class RewardRecipe(models.Model):
+    """A custom reward recipe (the published presets live in code: paintapp.env.reward.PRESETS)."""
+
+    name = models.SlugField(max_length=80, unique=True)
+    config = models.JSONField(help_text="paintapp.env.reward.Recipe as a dict")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        STOPPING = "stopping", "Stopping"
+        STOPPED = "stopped", "Stopped"
+        FINISHED = "finished", "Finished"
+        FAILED = "failed", "Failed"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING, Status.STOPPING)
+
+    name = models.CharField(max_length=120)
+    pool = models.ForeignKey("curation.Pool", on_delete=models.PROTECT, related_name="runs")
+    base_model = models.CharField(max_length=500, help_text="Hugging Face id or local path")
+    recipe_name = models.CharField(max_length=80)
+    recipe = models.JSONField(help_text="snapshot of the recipe at launch")
+    subjects = models.JSONField(default=list, help_text="subject texts the prompts cycle through")
+    hyperparameters = models.JSONField(default=dict)
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    stop_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    output_dir = models.CharField(max_length=500, blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    steps_done = models.PositiveIntegerField(default=0)
+    resumed_from = models.CharField(max_length=500, blank=True, help_text="checkpoint of the last resume")
+    eval_result = models.JSONField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="runs")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.status})"
+
+    @property
+    def max_steps(self) -> int:
+        return int(self.hyperparameters.get("max_steps", 0))
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+
+class Step(models.Model):
+    """One GRPO step's metrics: TRL's logs plus ours (gate pass rate, None count, time split...)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
+    step = models.PositiveIntegerField()
+    reward_mean = models.FloatField(null=True)
+    reward_std = models.FloatField(null=True)
+    metrics = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "step"]
+        constraints = [models.UniqueConstraint(fields=["run", "step"], name="one_row_per_step")]
+
+
+class Rollout(models.Model):
+    """One completion of one GRPO group, stored before its reward is returned to TRL."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="rollouts")
+    step = models.PositiveIntegerField(db_index=True)
+    group = models.PositiveIntegerField(default=0)
+    position = models.PositiveIntegerField(help_text="position in the group")
+    subject = models.CharField(max_length=120)
+    prompt = models.TextField()
+    reply = models.TextField()
+    code = models.TextField(blank=True)
+    png = models.CharField(max_length=200, blank=True, help_text="storage name of the painting")
+    passed = models.BooleanField(default=False)
+    violations = models.JSONField(default=list)
+    reward = models.FloatField(null=True, help_text="None: infrastructure failure, left out of the baseline")
+    parts = models.JSONField(default=dict, help_text="gate, length, judge, quality, unavailable")
+    judge_detail = models.JSONField(default=dict, help_text="per-reference verdicts, both orders, reasons")
+    reference_ids = models.JSONField(default=list)
+    paint_fraction = models.FloatField(null=True)
+    errors = models.JSONField(default=list)
+    stats = models.JSONField(default=dict, help_text="gate stats: shapes, vertices, circles, fills, methods...")
+    timings = models.JSONField(default=dict)
+    failure = models.TextField(blank=True, help_text="infrastructure failure, when reward is None")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "step", "group", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "step", "group", "position"], name="one_rollout_per_slot")
+        ]
+        indexes = [models.Index(fields=["run", "step"]), models.Index(fields=["run", "reward"])]
+
+
+class Revision(models.Model):
+    """An edited version of a rollout's code, re-rendered and re-scored like the original."""
+
+    class Status(models.TextChoices):
+        RENDERING = "rendering", "Rendering"
+        SCORING = "scoring", "Scoring"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="revisions")
+    code = models.TextField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RENDERING)
+    png = models.CharField(max_length=200, blank=True)
+    render = models.JSONField(default=dict)
+    passed = models.BooleanField(default=False)
+    violations = models.JSONField(default=list)
+    reward = models.FloatField(null=True)
+    parts = models.JSONField(default=dict)
+    judge_detail = models.JSONField(default=dict)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -1,0 +1,161 @@
+"""GRPO training of one Run, in the shape of TRL's example scripts.
+
+    config  = GRPOConfig(...)                      # from the run's hyper-parameters
+    trainer = GRPOTrainer(model, reward_funcs, args=config, train_dataset, peft_config, callbacks)
+    trainer.train(); trainer.save_model()
+
+Everything app-specific lives in the reward function (training/rewarding.py) and the
+callback (training/callbacks.py).
+"""
+from __future__ import annotations
+
+import logging
+import random
+import re
+import traceback
+from pathlib import Path
+
+from django.db import close_old_connections
+from django.utils import timezone
+
+from paintapp.env.prompts import build_messages, make_subject
+from training.config import RunArguments
+from training.models import Rollout, Run, Step
+
+log = logging.getLogger(__name__)
+ADAPTER_DIR = "adapter"
+
+
+def last_checkpoint(output_dir: str | Path) -> Path | None:
+    checkpoints = [p for p in Path(output_dir).glob("checkpoint-*") if re.fullmatch(r"checkpoint-\d+", p.name)]
+    return max(checkpoints, key=lambda p: int(p.name.split("-")[1]), default=None)
+
+
+def training_dataset(run: Run, args: RunArguments):
+    """One row per GRPO group: the subjects in a seeded order, as chat messages."""
+    from datasets import Dataset
+
+    rng = random.Random(run.seed)
+    subjects = list(run.subjects)
+    rows = []
+    for _ in range(args.max_steps * args.prompts_per_step):
+        text = subjects[len(rows) % len(subjects)] if len(subjects) > 1 else subjects[0]
+        rows.append({"prompt": build_messages(make_subject(text)), "subject": text})
+    if len(subjects) > 1:
+        rng.shuffle(rows)
+    return Dataset.from_list(rows)
+
+
+def grpo_config(run: Run, args: RunArguments):
+    import torch
+    from trl import GRPOConfig
+
+    on_gpu = torch.cuda.is_available()
+    bf16 = on_gpu if args.bf16 is None else args.bf16
+    return GRPOConfig(
+        output_dir=run.output_dir,
+        seed=int(run.seed),
+        use_cpu=not on_gpu,
+        bf16=bf16,
+        gradient_checkpointing=on_gpu,  # TRL defaults it on; on CPU it only costs time
+        model_init_kwargs={"dtype": "bfloat16"} if bf16 else None,
+        per_device_train_batch_size=args.batch_size,
+        gradient_accumulation_steps=1,
+        num_generations=args.num_generations,
+        max_completion_length=args.max_completion_length,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        top_k=args.top_k,
+        chat_template_kwargs={"enable_thinking": False},  # Qwen3 templates think by default
+        learning_rate=args.learning_rate,
+        lr_scheduler_type=args.lr_scheduler_type,
+        warmup_steps=args.warmup_steps,
+        scale_rewards=args.scale_rewards,
+        beta=args.beta,
+        max_steps=args.max_steps,
+        logging_steps=1,
+        save_strategy="steps",
+        save_steps=args.checkpoint_every,
+        save_total_limit=3,
+        report_to=[],
+        shuffle_dataset=False,
+        use_vllm=args.use_vllm,
+        vllm_mode=args.vllm_mode,
+        disable_tqdm=True,
+    )
+
+
+def lora_config(args: RunArguments):
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=args.lora_r,
+        lora_alpha=args.lora_alpha,
+        lora_dropout=args.lora_dropout,
+        target_modules="all-linear",
+        exclude_modules=r".*visual.*",  # Qwen3.5 checkpoints carry a vision tower: text-only GRPO
+        task_type="CAUSAL_LM",
+    )
+
+
+def build_trainer(run: Run, args: RunArguments):
+    from trl import GRPOTrainer
+
+    from training.callbacks import RunCallback
+    from training.rewarding import PaintingReward
+
+    reward = PaintingReward(run)
+    return GRPOTrainer(
+        model=run.base_model,
+        reward_funcs=reward,
+        args=grpo_config(run, args),
+        train_dataset=training_dataset(run, args),
+        peft_config=lora_config(args),
+        callbacks=[RunCallback(run.id, reward)],
+    )
+
+
+def _forget_steps_after(run: Run, step: int) -> None:
+    """A resumed run redoes the steps after its checkpoint: their old rows would be duplicates."""
+    Step.objects.filter(run=run, step__gt=step).delete()
+    Rollout.objects.filter(run=run, step__gt=step).delete()
+
+
+def train_run(run_id: int, *, resume: bool = False) -> str:
+    close_old_connections()
+    run = Run.objects.select_related("pool").get(id=run_id)
+    if run.status in (Run.Status.FINISHED, Run.Status.STOPPED) and not resume:
+        return run.status  # a duplicate delivery of a task that already ended
+    if run.status in (Run.Status.RUNNING, Run.Status.STOPPING):
+        resume = True  # redelivered after the trainer's worker was lost: continue, do not restart
+    args = RunArguments.from_dict(run.hyperparameters)
+
+    import torch
+
+    if not torch.cuda.is_available():
+        torch.set_num_threads(max(1, args.torch_threads))
+
+    checkpoint = last_checkpoint(run.output_dir) if resume else None
+    done = int(checkpoint.name.split("-")[1]) if checkpoint else 0
+    _forget_steps_after(run, done)
+    Run.objects.filter(id=run.id).update(
+        status=Run.Status.RUNNING, started_at=run.started_at or timezone.now(), steps_done=done,
+        resumed_from=str(checkpoint or ""), error="",
+    )
+    try:
+        trainer = build_trainer(run, args)
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        trainer.save_model(str(Path(run.output_dir) / ADAPTER_DIR))
+    except Exception as exc:  # noqa: BLE001 - the run records why it failed
+        close_old_connections()
+        log.exception("run %s failed", run_id)
+        Run.objects.filter(id=run.id).update(
+            status=Run.Status.FAILED, finished_at=timezone.now(),
+            error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()[-4000:]}",
+        )
+        return Run.Status.FAILED
+    close_old_connections()
+    run.refresh_from_db()
+    status = Run.Status.STOPPED if run.stop_requested else Run.Status.FINISHED
+    Run.objects.filter(id=run.id).update(status=status, finished_at=timezone.now(), steps_done=trainer.state.global_step)
+    return status
