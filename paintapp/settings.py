@@ -80,7 +80,7 @@ TEMPLATES = [
         "APP_DIRS": True,
         "OPTIONS": {
             # {% partialdef %} everywhere: one template serves the full page and its fragments.
-            "builtins": ["template_partials.templatetags.partials"],
+            "builtins": ["template_partials.templatetags.partials", "system.templatetags.studio"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",

@@ -3,4 +3,12 @@ from django.urls import path
 from training import views
 
 app_name = "training"
-urlpatterns = [path("", views.runs, name="runs")]
+urlpatterns = [
+    path("", views.runs, name="runs"),
+    path("new/", views.launch, name="launch"),
+    path("<int:run_id>/", views.run_detail, name="run"),
+    path("<int:run_id>/stop/", views.run_stop, name="stop"),
+    path("<int:run_id>/resume/", views.run_resume, name="resume"),
+    path("<int:run_id>/delete/", views.run_delete, name="delete"),
+    path("<int:run_id>/rollouts/<int:rollout_id>.png", views.rollout_image, name="rollout-image"),
+]

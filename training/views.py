@@ -1,7 +1,102 @@
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+"""Run pages: list, launch form, run page with live status, stop / resume / duplicate / delete."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.files.storage import default_storage
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from training import selectors, services
+from training.forms import LaunchForm
+from training.models import Rollout, Run
 
 
 @require_GET
 def runs(request):
-    return render(request, "training/runs.html", {})
+    template = "training/runs.html#table" if request.htmx else "training/runs.html"
+    return render(request, template, {"runs": selectors.run_list()[:200]})
+
+
+@require_http_methods(["GET", "POST"])
+def launch(request):
+    form_kwargs = {"recipe_names": services.recipe_names(), "default_base_model": services.default_base_model()}
+    initial = {}
+    source_id = request.GET.get("from")
+    if source_id:  # "duplicate as new run" pre-fills the form from an existing run
+        source = get_object_or_404(Run, pk=source_id)
+        initial = {**source.hyperparameters, "pool": source.pool_id, "recipe": source.recipe_name,
+                   "base_model": source.base_model, "subjects": source.subjects, "seed": source.seed,
+                   "name": f"{source.name} (copy)"}
+    form = LaunchForm(request.POST or None, initial=initial, **form_kwargs)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = services.run_launch(
+                pool=form.cleaned_data["pool"], recipe_name=form.cleaned_data["recipe"],
+                base_model=form.cleaned_data["base_model"].strip(), arguments=form.arguments(),
+                subjects=form.all_subjects(), seed=form.cleaned_data["seed"], name=form.cleaned_data["name"],
+                created_by=request.user,
+            )
+        except services.LaunchError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Launched {run.name}. It starts as soon as a train worker is free.")
+            return redirect("training:run", run_id=run.id)
+    return render(request, "training/launch.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@require_GET
+def run_detail(request, run_id: int):
+    run = get_object_or_404(Run.objects.select_related("pool", "created_by"), pk=run_id)
+    context = {
+        "run": run,
+        "steps": list(selectors.run_steps(run))[-50:],
+        "rollouts": selectors.latest_rollouts(run),
+    }
+    template = "training/run.html#live" if request.htmx else "training/run.html"
+    return render(request, template, context)
+
+
+@require_POST
+def run_stop(request, run_id: int):
+    run = services.run_stop(run=get_object_or_404(Run, pk=run_id))
+    messages.info(request, f"Stop requested: {run.name} ends after its current step and keeps its adapter.")
+    return redirect("training:run", run_id=run.id)
+
+
+@require_POST
+def run_resume(request, run_id: int):
+    try:
+        run = services.run_resume(run=get_object_or_404(Run, pk=run_id))
+    except services.LaunchError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Resuming {run.name} from its last checkpoint.")
+    return redirect("training:run", run_id=run_id)
+
+
+@require_http_methods(["GET", "POST"])
+def run_delete(request, run_id: int):
+    run = get_object_or_404(Run, pk=run_id)
+    if request.method == "POST":
+        try:
+            services.run_delete(run=run)
+        except services.LaunchError as exc:
+            messages.error(request, str(exc))
+            return redirect("training:run", run_id=run_id)
+        messages.success(request, f"Deleted {run.name} with its steps, rollouts and files.")
+        return redirect("training:runs")
+    counts = {"steps": run.steps.count(), "rollouts": run.rollouts.count()}
+    return render(request, "training/delete_confirm.html", {"run": run, "counts": counts})
+
+
+@require_GET
+def rollout_image(request, run_id: int, rollout_id: int):
+    rollout = get_object_or_404(Rollout, pk=rollout_id, run_id=run_id)
+    if not rollout.png:
+        raise Http404("this rollout has no painting")
+    with default_storage.open(rollout.png, "rb") as fh:
+        response = HttpResponse(fh.read(), content_type="image/png")
+    response["Cache-Control"] = "private, max-age=31536000, immutable"  # content-addressed
+    return response

@@ -1,0 +1,134 @@
+"""Launching, stopping, resuming and deleting runs (services and pages; no training here)."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from curation.services import grade_set, pool_freeze
+from tests.curation.factories import make_reference
+from training import services
+from training.models import Run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def model_dir(tmp_path):
+    path = tmp_path / "model"
+    path.mkdir()
+    (path / "config.json").write_text("{}")
+    return str(path)
+
+
+@pytest.fixture
+def pool(curator):
+    for tier in ["love"] * 5 + ["okay"] * 5:
+        grade_set(reference=make_reference(), curator=curator, tier=tier)
+    return pool_freeze(name="taste", curator=curator)
+
+
+@pytest.fixture
+def love_only_pool(curator):
+    for _ in range(5):
+        grade_set(reference=make_reference(), curator=curator, tier="love")
+    return pool_freeze(name="loves", curator=curator, tiers=["love"])
+
+
+def test_a_launch_stores_the_published_defaults_and_a_recipe_snapshot(pool, model_dir, curator):
+    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=model_dir, created_by=curator)
+    assert run.status == "queued"
+    hp = run.hyperparameters
+    assert (hp["learning_rate"], hp["lr_scheduler_type"], hp["warmup_steps"], hp["scale_rewards"]) == (5e-5, "constant_with_warmup", 5, "none")
+    assert (hp["num_generations"], hp["top_p"], hp["top_k"], hp["lora_r"], hp["lora_alpha"]) == (8, 0.95, 20, 16, 32)
+    assert (run.recipe["w_judge"], run.recipe["w_quality"]) == (0.60, 0.30)
+    assert run.output_dir.endswith(f"runs/{run.id}")
+
+
+def test_a_judge_recipe_cannot_launch_on_a_pool_without_love_and_okay(love_only_pool, model_dir):
+    with pytest.raises(services.LaunchError, match="no okay references"):
+        services.run_launch(pool=love_only_pool, recipe_name="judge-led", base_model=model_dir)
+    assert services.run_launch(pool=love_only_pool, recipe_name="hps-only", base_model=model_dir).status == "queued"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"recipe_name": "nope"}, "unknown recipe"),
+        ({"base_model": "/no/such/model"}, "no model at"),
+        ({"base_model": "not-an-id"}, "local path or a Hugging Face id"),
+        ({"arguments": {"num_generations": 1}}, "at least 2 generations"),
+        ({"arguments": {"render_size": 601}}, "render size"),
+    ],
+)
+def test_bad_launches_get_clear_errors(pool, model_dir, kwargs, message):
+    with pytest.raises(services.LaunchError, match=message):
+        services.run_launch(**({"pool": pool, "recipe_name": "judge-led", "base_model": model_dir} | kwargs))
+    assert not Run.objects.exists()
+
+
+def test_stopping_a_queued_run_stops_it_and_a_running_one_asks_the_trainer(pool, model_dir):
+    queued = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    assert services.run_stop(run=queued).status == "stopped"
+    running = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    Run.objects.filter(id=running.id).update(status="running")
+    running.refresh_from_db()
+    stopping = services.run_stop(run=running)
+    assert (stopping.status, stopping.stop_requested) == ("stopping", True)
+
+
+def test_only_stopped_or_failed_runs_resume(pool, model_dir):
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
+    with pytest.raises(services.LaunchError, match="only a stopped or failed run"):
+        services.run_resume(run=run)
+    Run.objects.filter(id=run.id).update(status="failed", error="boom", steps_done=2)
+    run.refresh_from_db()
+    resumed = services.run_resume(run=run)
+    assert (resumed.status, resumed.error) == ("queued", "")
+
+
+def test_an_active_run_cannot_be_deleted_and_a_finished_one_takes_its_files(pool, model_dir, tmp_path):
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    with pytest.raises(services.LaunchError, match="stop the run"):
+        services.run_delete(run=run)
+    Run.objects.filter(id=run.id).update(status="finished", output_dir=str(tmp_path / "out"))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "adapter.bin").write_bytes(b"x")
+    run.refresh_from_db()
+    services.run_delete(run=run)
+    assert not Run.objects.exists() and not (tmp_path / "out").exists()
+
+
+def test_the_launch_form_prefills_the_published_defaults_and_launches(client, curator, pool, model_dir):
+    client.force_login(curator)
+    page = client.get(reverse("training:launch"))
+    form = page.context["form"]
+    assert form["learning_rate"].initial == 5e-5 and form["recipe"].initial == "judge-led"
+    data = {name: field.initial for name, field in form.fields.items() if field.initial is not None}
+    data.update(pool=pool.id, base_model=model_dir, subjects=["a peach hibiscus"], max_steps=3)
+    data.pop("use_vllm", None)
+    response = client.post(reverse("training:launch"), data)
+    run = Run.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("training:run", args=[run.id])
+    assert run.max_steps == 3 and run.created_by == curator
+
+
+def test_the_launch_form_shows_why_a_run_cannot_launch(client, curator, love_only_pool, model_dir):
+    client.force_login(curator)
+    form = client.get(reverse("training:launch")).context["form"]
+    data = {name: field.initial for name, field in form.fields.items() if field.initial is not None}
+    data.update(pool=love_only_pool.id, base_model=model_dir, subjects=["a peach hibiscus"], recipe="judge-led")
+    data.pop("use_vllm", None)
+    response = client.post(reverse("training:launch"), data)
+    assert response.status_code == 400
+    assert "no okay references" in response.content.decode()
+
+
+def test_the_runs_list_and_run_page_render_with_live_fragments(client, curator, pool, model_dir):
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, name="first")
+    client.force_login(curator)
+    listing = client.get(reverse("training:runs"))
+    assert b"first" in listing.content
+    fragment = client.get(reverse("training:run", args=[run.id]), headers={"HX-Request": "true"})
+    assert 'id="run-live"' in fragment.content.decode() and "<html" not in fragment.content.decode()
+    duplicate = client.get(reverse("training:launch"), {"from": run.id})
+    assert duplicate.context["form"].initial["name"] == "first (copy)"
