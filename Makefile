@@ -36,6 +36,7 @@ demo: setup
 	@scripts/services.sh optional
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py demo_curator
+	$(PY) manage.py demo_setup
 	$(PY) manage.py demo_banner
 	$(VENV)/bin/honcho start -f Procfile
 
