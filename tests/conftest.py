@@ -111,6 +111,12 @@ def chromium():
         browser.close()
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # PBKDF2 costs ~0.5 s per user on this machine; tests need no real key stretching.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def curator(django_user_model):
     return django_user_model.objects.create_user(username="ada", password="watercolour-2026", is_staff=True)

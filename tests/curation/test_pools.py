@@ -87,3 +87,15 @@ def test_bad_freeze_requests_get_clear_errors(curator, graded, kwargs, message):
     with pytest.raises(CurationError, match=message):
         pool_freeze(curator=curator, **kwargs)
     assert not Pool.objects.exists()
+
+
+def test_group_references_are_half_love_half_okay_from_train_and_reproducible(curator, graded):
+    from curation.selectors import group_references
+
+    pool = pool_freeze(name="p", curator=curator, eval_share=0.2, seed=3)
+    first = group_references(pool, count=4, key=(7, 1, 0))
+    assert [m.tier for m in first] == ["love", "love", "okay", "okay"]
+    assert {m.split for m in first} == {"train"}
+    assert [m.id for m in group_references(pool, count=4, key=(7, 1, 0))] == [m.id for m in first]
+    draws = {tuple(m.id for m in group_references(pool, count=4, key=(7, step, 0))) for step in range(10)}
+    assert len(draws) > 1
