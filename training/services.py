@@ -207,7 +207,7 @@ _judges: dict[tuple, object] = {}
 _scorers: dict[str, object] = {}
 
 
-def _judge_for(recipe: Recipe, pool_id: int | None):
+def judge_for(recipe: Recipe, pool_id: int | None):
     """One judge instance per worker process and (backend, pool): models load once."""
     from paintapp.env.judges import load_judge
 
@@ -249,7 +249,7 @@ def painting_score(
     result: dict = {"judge": None, "quality": None, "reasons": {}}
     if recipe.w_judge > 0:
         try:
-            judge = _judge_for(recipe, pool_id)
+            judge = judge_for(recipe, pool_id)
             refs = {r.id: r for r in Reference.objects.filter(id__in=reference_ids)}
             references = []
             for rid in reference_ids:

@@ -30,6 +30,14 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="action", required=True)
         gate = sub.add_parser("gate", help="static gate only (milliseconds)")
         render = sub.add_parser("render", help="static gate, then render in headless Chromium")
+        score = sub.add_parser("score", help="judge and quality parts of a painting, and the combined reward")
+        score.add_argument("source", help="a PNG painting")
+        score.add_argument("--pool", required=True, help="NAME or NAME:VERSION: references come from its train split")
+        score.add_argument("--recipe", default="judge-led")
+        score.add_argument("--prompt", default="", help="what the painting was asked to be (default: the pool's first subject)")
+        score.add_argument("--sketch", default=None, help="the sketch that drew it, for the length part")
+        score.add_argument("--seed", type=int, default=0, help="which references are drawn")
+        score.add_argument("--json", action="store_true")
         for p in (gate, render):
             p.add_argument("source", help="a .js file, a reply text file, or - for standard input")
             p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -43,6 +51,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, action: str, source: str, **options):
+        if action == "score":
+            return self._score(source, **options)
         text = self._read(source)
         if action == "gate":
             painting = paint_reply(text, renderer=None, strictness=options["strictness"])
@@ -77,6 +87,52 @@ class Command(BaseCommand):
         if options["out"] and painting.png:
             options["out"].write_bytes(painting.png)
         self._report(painting, options["json"], rendered=True, out=options["out"])
+
+    def _score(self, source: str, *, pool, recipe, prompt, sketch, seed, json: bool, **options) -> None:
+        import json as jsonlib
+
+        from curation.models import Pool
+        from curation.selectors import group_references, pool_get
+        from paintapp.env.reward import combine
+        from paintapp.env.sketch import gate_reply, length_score
+        from training.services import LaunchError, painting_score, recipe_get
+
+        try:
+            png = Path(source).read_bytes()
+            frozen = pool_get(pool)
+            chosen = recipe_get(recipe)
+        except OSError as exc:
+            raise CommandError(f"cannot read {source}: {exc.strerror or exc}", returncode=EXIT_USAGE) from exc
+        except (Pool.DoesNotExist, ValueError, LaunchError) as exc:
+            raise CommandError(str(exc), returncode=EXIT_USAGE) from exc
+        if png[:8] != b"\x89PNG\r\n\x1a\n":
+            raise CommandError(f"{source} is not a PNG", returncode=EXIT_USAGE)
+        passed, length, note = True, 0.0, "no sketch given: length part 0"
+        if sketch:
+            code, verdict = gate_reply(self._read(sketch), strictness="allowlist")
+            passed, length, note = verdict.passed, length_score(code or ""), ", ".join(verdict.codes) or "gate passed"
+        refs = group_references(frozen, count=chosen.references_per_group, key=(seed, 0, 0)) if chosen.w_judge > 0 else []
+        subject = prompt or (frozen.members.exclude(reference__subject="").values_list("reference__subject", flat=True).first() or "a flower")
+        parts = painting_score(png=png, prompt=subject, recipe=chosen, reference_ids=[m.reference_id for m in refs], pool_id=frozen.id)
+        judge_score = (parts["judge"] or {}).get("score")
+        breakdown = combine(chosen, passed, length, judge_score, parts["quality"], reasons=parts["reasons"])
+        data = {"recipe": chosen.name, "pool": frozen.label, "prompt": subject, "reward": breakdown.reward,
+                "parts": breakdown.to_dict(), "judge": parts["judge"], "note": note, "references": [m.reference_id for m in refs]}
+        if json:
+            self.stdout.write(jsonlib.dumps(data))
+            return
+        self.stdout.write(f"{chosen.name} on {frozen.label} — {subject}")
+        self.stdout.write(f"  reward   {'None (' + '; '.join(breakdown.unavailable) + ')' if breakdown.reward is None else f'{breakdown.reward:.4f}'}")
+        self.stdout.write(f"  gate     {breakdown.gate:.0f}   ({note})")
+        self.stdout.write(f"  length   {length:.3f}   × {chosen.w_length}")
+        if chosen.w_judge > 0:
+            self.stdout.write(f"  judge    {'-' if judge_score is None else f'{judge_score:.3f}'}   × {chosen.w_judge}  ({chosen.judge}, {len(refs)} references, both orders)")
+            for ref in (parts["judge"] or {}).get("references", []):
+                orders = ", ".join("-" if o["p_candidate"] is None else f"{o['p_candidate']:.2f}" for o in ref["orders"])
+                self.stdout.write(f"    reference #{ref['reference_id']}: {orders}")
+        if chosen.w_quality > 0:
+            q = parts["quality"]
+            self.stdout.write(f"  quality  {'-' if q is None else f'{q:.3f}'}   × {chosen.w_quality}  ({chosen.quality})")
 
     def _read(self, source: str) -> str:
         try:
