@@ -278,6 +278,8 @@ def pool_detail(request, name: str, version: int):
             "tier": tier,
             "versions": selectors.pool_versions(pool.name),
             "max_subject": max((sum(c.values()) for c in balance.by_subject.values()), default=1),
+            "taste": getattr(pool, "taste_model", None),  # the reverse one-to-one raises an AttributeError subclass
+            "audit": pool.judge_audits.first(),
         },
     )
 
