@@ -35,9 +35,17 @@ def _empty_test_broker():
 
 
 @pytest.fixture(autouse=True)
-def _media_root(settings, tmp_path):
-    """Each test writes images into its own MEDIA_ROOT, never the studio's."""
-    settings.MEDIA_ROOT = tmp_path / "media"
+def _isolated_django_settings(request, tmp_path):
+    """For tests that touch Django: their own MEDIA_ROOT (never the studio's) and a fast
+    password hasher (PBKDF2 costs ~0.5 s per user here). Pure-library tests are left alone,
+    so `paintapp.env` tests also run with `-p no:django`."""
+    uses_django = request.node.get_closest_marker("django_db") or {
+        "db", "transactional_db", "client", "settings", "live_server", "django_user_model"
+    } & set(request.fixturenames)
+    if uses_django:
+        settings = request.getfixturevalue("settings")
+        settings.MEDIA_ROOT = tmp_path / "media"
+        settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(scope="session")
@@ -109,12 +117,6 @@ def chromium():
         )
         yield browser
         browser.close()
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    # PBKDF2 costs ~0.5 s per user on this machine; tests need no real key stretching.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

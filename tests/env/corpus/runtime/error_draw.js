@@ -1,0 +1,12 @@
+// setup() paints; draw() throws at line 11, column 3.
+function setup() {
+  createCanvas(600, 600, WEBGL);
+  background("#fbf7ef");
+  translate(-width / 2, -height / 2);
+  brush.noStroke();
+  brush.fill("#5f8f4e", 170);
+  brush.circle(300, 300, 120, 0.2);
+}
+function draw() {
+  undefinedFunctionCall(1, 2);
+}
