@@ -45,7 +45,6 @@ def run_training(run_id: int, resume: bool = False) -> str:
 @worker_process_shutdown.connect
 def _close_renderer(**_kwargs) -> None:
     # Each pool process owns one warm browser; close it with the process, not by orphaning it.
-    from paintapp.env import renderer
+    from paintapp.env.renderer import close_renderer
 
-    if renderer._renderer is not None and renderer._renderer_pid is not None:
-        renderer._renderer.close()
+    close_renderer()

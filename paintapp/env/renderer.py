@@ -967,6 +967,15 @@ def get_renderer(config: RendererConfig | None = None) -> Renderer:
         return _renderer
 
 
+def close_renderer() -> None:
+    """Close this process's warm renderer, if it has one (a worker process shutting down)."""
+    global _renderer
+    with _renderer_lock:
+        if _renderer is not None and _renderer_pid == os.getpid():
+            _renderer.close()
+        _renderer = None
+
+
 def _forget_after_fork() -> None:
     global _renderer, _renderer_pid, _renderer_lock
     _renderer = None
