@@ -251,8 +251,13 @@ def print_table(rows: list[Row]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, skip the slow published flags")
+    parser.add_argument("--gpu-mode", choices=["swiftshader", "hardware"], default=None,
+                        help="hardware: WebGL on a real GPU through ANGLE/EGL (a GPU box); default RENDER_GPU_MODE or swiftshader")
     parser.add_argument("--only", choices=["modes", "processes", "sizes", "flags"], action="append")
     args = parser.parse_args()
+    if args.gpu_mode:
+        os.environ["RENDER_GPU_MODE"] = args.gpu_mode  # every RendererConfig below picks it up
+        print(f"gpu mode: {args.gpu_mode}", file=sys.stderr)
     n = 3 if args.quick else 5
     sections = args.only or ["modes", "processes", "sizes", "flags"]
     rows: list[Row] = []

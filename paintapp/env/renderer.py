@@ -181,7 +181,8 @@ class RendererConfig:
     prewarm: bool = True  # load the next page (p5 + p5.brush) right after each render
     recycle_after: int = 200  # renders per browser before a fresh launch (leaks, GPU state)
     asset_dir: Path = field(default_factory=_default_asset_dir)
-    gpu_mode: str = "swiftshader"  # "swiftshader" (CPU) | "hardware" (EGL/Vulkan on a GPU box)
+    # "swiftshader" (CPU) | "hardware" (a real GPU through ANGLE/EGL); env RENDER_GPU_MODE
+    gpu_mode: str = field(default_factory=lambda: os.environ.get("RENDER_GPU_MODE") or "swiftshader")
     extra_args: tuple[str, ...] = ()
     draw_frames: int = 1  # draw() frames after setup(), then noLoop()
     hard_grace_s: float = 10.0  # after a kill at the deadline, how long the worker may take to recover
