@@ -157,5 +157,21 @@ def train_run(run_id: int, *, resume: bool = False) -> str:
     close_old_connections()
     run.refresh_from_db()
     status = Run.Status.STOPPED if run.stop_requested else Run.Status.FINISHED
-    Run.objects.filter(id=run.id).update(status=status, finished_at=timezone.now(), steps_done=trainer.state.global_step)
+    Run.objects.filter(id=run.id).update(steps_done=trainer.state.global_step)
+    if status == Run.Status.FINISHED:
+        _evaluate(run, trainer)
+    Run.objects.filter(id=run.id).update(status=status, finished_at=timezone.now())
     return status
+
+
+def _evaluate(run: Run, trainer) -> None:
+    """Held-out evaluation of the adapter; its failure is recorded, never the run's."""
+    from training.evaluation import evaluate_run
+
+    try:
+        trainer.model.eval()
+        evaluate_run(run, trainer.model, trainer.processing_class)
+    except Exception as exc:  # noqa: BLE001
+        log.exception("evaluation of run %s failed", run.id)
+        close_old_connections()
+        Run.objects.filter(id=run.id).update(eval_result={"error": f"{type(exc).__name__}: {exc}"})

@@ -1,0 +1,46 @@
+"""`manage.py evaluate_run RUN` — sample K sketches per subject from the run's adapter and
+score them against its pool's eval split (needs render and score workers)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from training.models import Run
+from training.trainer import ADAPTER_DIR
+
+
+class Command(BaseCommand):
+    help = "Evaluate a run's adapter on its pool's held-out references."
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args, run, **options):
+        import torch
+        from peft import PeftModel
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from training.evaluation import evaluate_run
+
+        instance = Run.objects.filter(id=run).select_related("pool").first()
+        if instance is None:
+            raise CommandError(f"no run {run}", returncode=2)
+        adapter = Path(instance.output_dir) / ADAPTER_DIR
+        if not (adapter / "adapter_config.json").exists():
+            raise CommandError(f"run {run} has no saved adapter yet ({adapter})", returncode=2)
+        torch.set_num_threads(1)
+        tokenizer = AutoTokenizer.from_pretrained(instance.base_model)
+        model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(instance.base_model), str(adapter))
+        model.eval()
+        result = evaluate_run(instance, model, tokenizer)
+        if options["json"]:
+            self.stdout.write(json.dumps(result))
+            return
+        mean = result["mean_reward"]
+        self.stdout.write(self.style.SUCCESS(f"Run {run}: held-out mean reward {'-' if mean is None else f'{mean:.3f}'}"))
+        for subject, s in result["per_subject"].items():
+            m = s["mean_reward"]
+            self.stdout.write(f"  {subject}: {'-' if m is None else f'{m:.3f}'} over {s['samples']} samples, gate pass {s['gate_pass_rate']:.2f}")
