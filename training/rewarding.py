@@ -230,20 +230,17 @@ class PaintingReward:
         """Mean pairwise feature distance of the group's paintings (style collapse shows as a fall)."""
         from django.core.files.storage import default_storage
 
-        try:
-            from paintapp.env.features import image_features, pairwise_distance
-        except ImportError:
-            return 0.0
+        from paintapp.env.features import cached_image_features, mean_pairwise_distance
+
         features = []
         for row in rows:
             if row.png:
                 try:
                     with default_storage.open(row.png, "rb") as fh:
-                        features.append(image_features(fh.read()))
+                        features.append(cached_image_features(fh.read()))
                 except OSError:
                     continue
-        pairs = [(a, b) for i, a in enumerate(features) for b in features[i + 1:]]
-        return fmean(pairwise_distance(a, b) for a, b in pairs) if pairs else 0.0
+        return mean_pairwise_distance(features)
 
     def _store_failure(self, step, prompts, completions, subjects, message: str) -> None:
         G = self.args.num_generations

@@ -1,0 +1,237 @@
+"""Single-image quality scorers: the fixed watercolour-craft score (`features`) on
+synthetic paintings and (slow) on rendered seed sketches, and the HPSv3 scorer's
+published mapping and its missing-package / missing-weights errors."""
+from __future__ import annotations
+
+import hashlib
+import math
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from paintapp.env.features import image_features
+from paintapp.env.quality import load_quality
+from paintapp.env.quality import hpsv3 as hpsv3_module
+from paintapp.env.quality.features import (
+    WEIGHTS,
+    FeatureQualityScorer,
+    coverage_score,
+    quality_breakdown,
+    ramp,
+)
+from paintapp.env.quality.hpsv3 import CHECKPOINT_ENV, HPSv3Scorer, HPSv3Unavailable, mu_to_score
+from tests.env.test_features import (
+    hard_painting,
+    muddy_painting,
+    near_empty_painting,
+    overfilled_painting,
+    soft_painting,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _media_root():
+    """paintapp.env uses no Django: shadow the project-wide MEDIA_ROOT fixture."""
+
+
+# ---------------------------------------------------------------------------------------
+# The features scorer
+
+
+def test_ramp_is_linear_between_its_ends_and_clipped_either_way():
+    assert ramp(0.5, 0.0, 1.0) == 0.5
+    assert ramp(-1.0, 0.0, 1.0) == 0.0 and ramp(2.0, 0.0, 1.0) == 1.0
+    assert ramp(0.3, 0.45, 0.2) == pytest.approx(0.6)  # reversed: lower is better
+
+
+def test_coverage_is_full_in_the_balanced_band_and_falls_off_to_zero_outside():
+    assert coverage_score(0.10) == coverage_score(0.25) == coverage_score(0.45) == 1.0
+    assert coverage_score(0.02) == 0.0 and coverage_score(0.001) == 0.0 and coverage_score(0.95) == 0.0
+    assert 0.0 < coverage_score(0.05) < coverage_score(0.08) < 1.0
+    assert 1.0 > coverage_score(0.6) > coverage_score(0.8) > 0.0
+
+
+def test_soft_translucent_washes_outscore_hard_muddy_empty_and_overfilled_sheets():
+    scorer = FeatureQualityScorer()
+    soft = [scorer.score(soft_painting(seed), prompt="a peony") for seed in range(3)]
+    for painter in (hard_painting, muddy_painting, near_empty_painting, overfilled_painting):
+        worse = [scorer.score(painter(seed), prompt="a peony") for seed in range(2)]
+        assert min(soft) > max(worse) + 0.1, (painter.__name__, soft, worse)
+
+
+def test_each_sub_score_blames_the_right_fault():
+    soft = quality_breakdown(image_features(soft_painting(0)))
+    hard = quality_breakdown(image_features(hard_painting(0)))
+    mud = quality_breakdown(image_features(muddy_painting(0)))
+    empty = quality_breakdown(image_features(near_empty_painting(0)))
+    full = quality_breakdown(image_features(overfilled_painting(0)))
+    assert hard.edges < soft.edges and hard.texture < soft.texture
+    assert mud.palette < soft.palette - 0.4
+    assert empty.coverage == 0.0 and empty.presence < 0.2
+    assert full.breathing < 0.2 < soft.breathing
+
+
+def test_the_score_is_presence_times_the_weighted_sub_scores():
+    b = quality_breakdown(image_features(soft_painting(4)))
+    parts = {"composition": b.composition, "edges": b.edges, "texture": b.texture, "palette": b.palette,
+             "layering": b.layering}
+    assert sum(WEIGHTS.values()) == pytest.approx(1.0)
+    assert b.score == pytest.approx(b.presence * sum(WEIGHTS[k] * v for k, v in parts.items()))
+    assert 0.0 <= b.score <= 1.0
+
+
+def test_the_score_ignores_the_prompt_and_stays_within_zero_and_one():
+    scorer = FeatureQualityScorer()
+    png = soft_painting(5)
+    assert scorer.score(png, prompt="a rose") == scorer.score(png, prompt="a lotus")
+    for painter in (soft_painting, hard_painting, muddy_painting, near_empty_painting, overfilled_painting):
+        assert 0.0 <= scorer.score(painter(0), prompt="") <= 1.0
+
+
+def test_an_undecodable_image_scores_none_and_never_raises():
+    scorer = FeatureQualityScorer()
+    assert scorer.score(b"not a png at all", prompt="x") is None
+    assert scorer.score(b"", prompt="x") is None
+    assert scorer.breakdown(b"\x89PNG broken") is None
+
+
+def test_load_quality_builds_the_features_scorer_by_name():
+    scorer = load_quality("features")
+    assert scorer.name == "features"
+    assert isinstance(scorer, FeatureQualityScorer)
+
+
+# ---------------------------------------------------------------------------------------
+# HPSv3
+
+
+def test_mu_to_score_is_the_published_logistic_of_mu_over_four():
+    assert mu_to_score(0.0) == 0.5
+    assert mu_to_score(4.0) == pytest.approx(1 / (1 + math.exp(-1)))
+    assert mu_to_score(-4.0) == pytest.approx(0.2689414213699951)
+    assert mu_to_score(10.0) == pytest.approx(0.9241418199787566)
+    assert mu_to_score(4.0) + mu_to_score(-4.0) == pytest.approx(1.0)
+    values = [mu_to_score(mu) for mu in (-1e6, -20, -5, -1, 0, 1, 5, 20, 1e6)]
+    assert values == sorted(values) and values[0] == 0.0 and values[-1] == 1.0
+
+
+def test_hpsv3_without_weights_names_the_environment_variable(monkeypatch):
+    monkeypatch.delenv(CHECKPOINT_ENV, raising=False)
+    with pytest.raises(HPSv3Unavailable, match=CHECKPOINT_ENV):
+        HPSv3Scorer()
+    monkeypatch.setenv(CHECKPOINT_ENV, "/nonexistent/hpsv3.safetensors")
+    with pytest.raises(HPSv3Unavailable, match="/nonexistent/hpsv3.safetensors"):
+        load_quality("hpsv3")
+
+
+def test_hpsv3_without_the_package_names_the_missing_package(monkeypatch, tmp_path):
+    checkpoint = tmp_path / "HPSv3.safetensors"
+    checkpoint.write_bytes(b"weights")
+    monkeypatch.setenv(CHECKPOINT_ENV, str(checkpoint))
+    monkeypatch.setitem(sys.modules, "hpsv3", None)  # importing it now fails, installed or not
+    with pytest.raises(HPSv3Unavailable, match="hpsv3") as err:
+        HPSv3Scorer()
+    assert isinstance(err.value, RuntimeError)
+
+
+def _fake_hpsv3(monkeypatch, reward):
+    """A stand-in `hpsv3` package (and torch) whose inferencer answers `reward(...)`."""
+    class Inferencer:
+        def __init__(self, config_path=None, checkpoint_path=None, device="cuda"):
+            self.device = device
+
+        def reward(self, image_paths, prompts):
+            return reward(image_paths, prompts)
+
+    class _NoGrad:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    torch = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: False), inference_mode=_NoGrad)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "hpsv3", types.SimpleNamespace(HPSv3RewardInferencer=Inferencer))
+
+
+def test_hpsv3_maps_mu_and_returns_none_when_inference_fails(monkeypatch, tmp_path):
+    checkpoint = tmp_path / "HPSv3.safetensors"
+    checkpoint.write_bytes(b"weights")
+    seen = []
+    _fake_hpsv3(monkeypatch, lambda images, prompts: seen.append((images, prompts)) or [[2.0, 0.7]])
+    scorer = HPSv3Scorer(checkpoint=str(checkpoint), device="cpu")
+    assert scorer.name == "hpsv3"
+    assert scorer.score(soft_painting(0), prompt="a poppy") == pytest.approx(mu_to_score(2.0))
+    assert seen[0][1] == ["a poppy"] and seen[0][0][0].mode == "RGB"
+    assert scorer.score(b"not a png", prompt="x") is None
+
+    def broken(images, prompts):
+        raise RuntimeError("CUDA out of memory")
+
+    _fake_hpsv3(monkeypatch, broken)
+    assert HPSv3Scorer(checkpoint=str(checkpoint), device="cpu").score(soft_painting(0), prompt="x") is None
+
+
+def test_hpsv3_on_a_machine_without_cuda_says_so(monkeypatch, tmp_path):
+    checkpoint = tmp_path / "HPSv3.safetensors"
+    checkpoint.write_bytes(b"weights")
+    _fake_hpsv3(monkeypatch, lambda images, prompts: [[0.0, 1.0]])
+    with pytest.raises(HPSv3Unavailable, match="CUDA"):
+        HPSv3Scorer(checkpoint=str(checkpoint), device="cuda")
+
+
+def test_the_hpsv3_module_imports_nothing_heavy_until_a_scorer_is_built():
+    assert not hasattr(hpsv3_module, "torch")
+    assert "hpsv3" not in hpsv3_module.__dict__
+
+
+# ---------------------------------------------------------------------------------------
+# Rendered seed sketches (slow: real Chromium renders)
+
+SEED_CACHE = REPO / "bench" / "out" / "seeds"
+
+
+def _auc(positives: list[float], negatives: list[float]) -> float:
+    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
+    return wins / (len(positives) * len(negatives))
+
+
+def _rendered(sketches, size: int) -> list[bytes]:
+    """PNG per sketch from bench/out/seeds (same key as bench/score.py), rendering what is missing."""
+    pngs, renderer = [], None
+    try:
+        for sk in sketches:
+            key = hashlib.sha1(f"{sk.seed}:{size}:{sk.code}".encode()).hexdigest()[:12]
+            path = SEED_CACHE / f"s{size}" / f"{sk.id}-{key}.png"
+            if not path.exists():
+                if renderer is None:
+                    from paintapp.env.renderer import Renderer, RendererConfig
+
+                    renderer = Renderer(RendererConfig(prewarm=False))
+                render = renderer.render(sk.code, seed=sk.seed, size=size)
+                assert render.png is not None, (sk.id, render.violations, render.errors)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(render.png)
+            pngs.append(path.read_bytes())
+    finally:
+        if renderer is not None:
+            renderer.close()
+    return pngs
+
+
+@pytest.mark.slow
+def test_the_features_scorer_ranks_good_seed_sketches_above_weak_ones():
+    from paintapp.env.seedgen import WEAK_STYLES, generate_pool
+
+    sketches = generate_pool(24, seed=1, weak_share=0.5)
+    assert {sk.style for sk in sketches} == {"good", *WEAK_STYLES}
+    scorer = FeatureQualityScorer()
+    scores = [scorer.score(png, prompt=sk.prompt) for sk, png in zip(sketches, _rendered(sketches, 256))]
+    good = [s for sk, s in zip(sketches, scores) if sk.style == "good"]
+    weak = [s for sk, s in zip(sketches, scores) if sk.style != "good"]
+    assert _auc(good, weak) >= 0.8, (good, weak)

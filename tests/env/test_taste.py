@@ -1,0 +1,217 @@
+"""The taste judge: a Bradley–Terry model on feature differences learned from graded
+paintings. Fit and evaluation on synthetic feature data with a known preference; the
+judge on synthetic images (no browser)."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from paintapp.env import features as features_module
+from paintapp.env.features import FEATURE_NAMES, image_features
+from paintapp.env.judges import judge_against_references, load_judge
+from paintapp.env.judges.taste import TasteJudge, TasteModel, evaluate_taste_model, fit_taste_model
+from tests.env.test_features import hard_painting, muddy_painting, near_empty_painting, soft_painting
+
+
+@pytest.fixture(autouse=True)
+def _media_root():
+    """paintapp.env uses no Django: shadow the project-wide MEDIA_ROOT fixture."""
+
+
+def synthetic_pool(n: int, seed: int, true_w: np.ndarray, noise: float = 0.3):
+    """Random feature dicts graded by a hidden utility: top third love, bottom third reject."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, len(FEATURE_NAMES))) * 0.2 + 0.5
+    utility = (X - 0.5) / 0.2 @ true_w + rng.normal(scale=noise, size=n)
+    lo, hi = np.quantile(utility, [1 / 3, 2 / 3])
+    tiers = ["reject" if u < lo else "love" if u > hi else "okay" for u in utility]
+    return [(dict(zip(FEATURE_NAMES, row.tolist())), tier) for row, tier in zip(X, tiers)]
+
+
+@pytest.fixture(scope="module")
+def true_w() -> np.ndarray:
+    w = np.zeros(len(FEATURE_NAMES))
+    w[FEATURE_NAMES.index("texture_energy")] = 1.5
+    w[FEATURE_NAMES.index("edge_sharpness")] = -1.0
+    w[FEATURE_NAMES.index("muddy_share")] = -0.7
+    return w
+
+
+@pytest.fixture(scope="module")
+def fitted(true_w) -> TasteModel:
+    return fit_taste_model(synthetic_pool(240, 1, true_w), seed=0)
+
+
+def test_the_fit_recovers_a_known_preference(fitted, true_w):
+    w = np.array(fitted.weights)
+    cosine = w @ true_w / (np.linalg.norm(w) * np.linalg.norm(true_w))
+    assert cosine > 0.95
+    assert np.argmax(w) == FEATURE_NAMES.index("texture_energy")
+
+
+def test_held_out_pairs_are_ordered_like_the_hidden_curator(fitted, true_w):
+    report = evaluate_taste_model(fitted, synthetic_pool(90, 2, true_w))
+    for kind in ("love_vs_okay", "okay_vs_reject", "love_vs_reject"):
+        assert report[kind]["pairs"] == 30 * 30
+        assert report[kind]["accuracy"] > 0.8, (kind, report[kind])
+    assert report["love_vs_reject"]["accuracy"] > 0.97
+    assert report["all"]["pairs"] == 3 * 900
+
+
+def test_the_model_counts_its_training_pairs_and_paintings(fitted):
+    assert fitted.pair_counts == {"love>okay": 80 * 80, "okay>reject": 80 * 80, "love>reject": 80 * 80}
+    assert fitted.item_counts == {"love": 80, "okay": 80, "reject": 80}
+    assert fitted.feature_names == list(FEATURE_NAMES)
+
+
+def test_the_stored_dict_names_its_kind_and_total_pairs(fitted):
+    d = fitted.to_dict()
+    assert d["kind"] == "bradley-terry-features"
+    assert d["trained_pairs"] == 3 * 80 * 80 == fitted.trained_pairs
+    assert d["version"] == 1 and d["l2"] == pytest.approx(0.01)
+
+
+def test_a_model_round_trips_through_json(fitted, true_w):
+    restored = TasteModel.from_dict(json.loads(json.dumps(fitted.to_dict())))
+    assert restored == fitted
+    a, b = (f for f, _ in synthetic_pool(2, 5, true_w))
+    assert restored.prob(a, b) == fitted.prob(a, b)
+    assert TasteModel.from_dict(json.loads(fitted.to_json())).weights == fitted.weights
+
+
+def test_a_model_from_a_newer_version_is_refused(fitted):
+    data = fitted.to_dict() | {"version": 99}
+    with pytest.raises(ValueError, match="newer"):
+        TasteModel.from_dict(data)
+
+
+def test_stronger_regularisation_shrinks_the_weights(true_w):
+    pool = synthetic_pool(150, 3, true_w)
+    loose, tight = fit_taste_model(pool, l2=0.01), fit_taste_model(pool, l2=10.0)
+    assert np.linalg.norm(tight.weights) < 0.5 * np.linalg.norm(loose.weights)
+
+
+def test_the_fit_caps_the_pairs_and_keeps_every_kind(true_w):
+    model = fit_taste_model(synthetic_pool(120, 4, true_w), max_pairs=900, seed=7)
+    assert set(model.pair_counts) == {"love>okay", "okay>reject", "love>reject"}
+    assert sum(model.pair_counts.values()) == pytest.approx(900, abs=3)
+    again = fit_taste_model(synthetic_pool(120, 4, true_w), max_pairs=900, seed=7)
+    assert again.weights == model.weights  # deterministic for a seed
+
+
+def test_the_fit_refuses_a_zero_penalty(true_w):
+    with pytest.raises(ValueError, match="l2"):
+        fit_taste_model(synthetic_pool(30, 9, true_w), l2=0.0)
+
+
+def test_a_constant_feature_gets_no_weight_and_breaks_nothing(true_w):
+    pool = [(dict(f, dark_share=0.0), t) for f, t in synthetic_pool(60, 10, true_w)]
+    model = fit_taste_model(pool)
+    assert model.weights[FEATURE_NAMES.index("dark_share")] == pytest.approx(0.0, abs=1e-9)
+    assert all(math.isfinite(w) for w in model.weights)
+
+
+def test_the_fit_needs_two_tiers_and_known_tier_names(true_w):
+    pool = synthetic_pool(30, 6, true_w)
+    with pytest.raises(ValueError, match="two different tiers"):
+        fit_taste_model([(f, "love") for f, _ in pool])
+    with pytest.raises(ValueError, match="unknown tiers"):
+        fit_taste_model([(pool[0][0], "meh"), (pool[1][0], "love")])
+
+
+def test_evaluation_reports_no_accuracy_for_a_missing_kind(fitted, true_w):
+    only_two = [(f, t) for f, t in synthetic_pool(30, 8, true_w) if t != "okay"]
+    report = evaluate_taste_model(fitted, only_two)
+    assert report["love_vs_okay"] == {"accuracy": None, "pairs": 0}
+    assert report["love_vs_reject"]["pairs"] == 100
+
+
+# ---------------------------------------------------------------------------------------
+# The judge on images
+
+
+@pytest.fixture(scope="module")
+def image_model() -> TasteModel:
+    """A curator who loves soft translucent washes and rejects hard, muddy or empty sheets."""
+    train = [(image_features(soft_painting(s)), "love") for s in range(4)]
+    train += [(image_features(soft_painting(s, spread=0.3, blobs=3)), "okay") for s in range(4)]
+    train += [(image_features(p(s)), "reject") for s in range(2) for p in (hard_painting, muddy_painting, near_empty_painting)]
+    return fit_taste_model(train)
+
+
+def test_compare_is_a_probability_and_symmetric_in_its_two_images(image_model):
+    judge = TasteJudge(model=image_model)
+    a, b = soft_painting(10), hard_painting(10)
+    p_ab = judge.compare(a, b, prompt="x")
+    p_ba = judge.compare(b, a, prompt="x")
+    assert 0.0 < p_ab < 1.0
+    assert p_ab + p_ba == pytest.approx(1.0)
+    assert judge.compare(a, a, prompt="x") == pytest.approx(0.5)
+
+
+def test_the_presentation_order_does_not_change_the_verdict(image_model):
+    judge = TasteJudge(model=image_model)
+    a, b = soft_painting(11), muddy_painting(11)
+    assert judge.compare(a, b, prompt="", candidate_first=True) == judge.compare(a, b, prompt="", candidate_first=False)
+
+
+def test_the_judge_prefers_what_its_curator_loved_on_unseen_paintings(image_model):
+    judge = TasteJudge(model=image_model)
+    for seed in (20, 21):
+        soft = soft_painting(seed)
+        for worse in (hard_painting(seed), muddy_painting(seed), near_empty_painting(seed)):
+            assert judge.compare(soft, worse, prompt="a rose") > 0.8
+
+
+def test_features_are_computed_once_per_image_however_often_it_is_compared(image_model, monkeypatch):
+    calls = []
+    real = features_module.image_features
+    monkeypatch.setattr(features_module, "image_features", lambda png: calls.append(1) or real(png))
+    features_module.clear_feature_cache()
+    judge = TasteJudge(model=image_model)
+    refs = [soft_painting(30), hard_painting(30), muddy_painting(30), soft_painting(31)]
+    candidates = [soft_painting(32), hard_painting(33)]
+    for cand in candidates:
+        for ref in refs:
+            judge.compare(cand, ref, prompt="", candidate_first=True)
+            judge.compare(cand, ref, prompt="", candidate_first=False)
+    assert len(calls) == len(refs) + len(candidates)
+
+
+def test_the_feature_cache_is_bounded(image_model):
+    judge = TasteJudge(params={"cache_size": 2}, model=image_model)
+    for seed in range(4):
+        judge.utility(soft_painting(40 + seed))
+    assert len(judge._cache) == 2
+
+
+def test_an_undecodable_image_is_no_answer_not_a_loss(image_model):
+    judge = TasteJudge(model=image_model)
+    assert judge.compare(b"not a png", soft_painting(1), prompt="") is None
+    assert judge.compare(soft_painting(1), b"", prompt="") is None
+
+
+def test_load_judge_builds_the_taste_judge_from_a_stored_model_dict(image_model, tmp_path):
+    stored = json.loads(json.dumps(image_model.to_dict()))  # as a JSONField gives it back
+    judge = load_judge("taste", params=stored)
+    assert judge.name == "taste" and judge.model == image_model
+    assert load_judge("taste", params={"model": image_model.to_dict()}).model == image_model
+    path = tmp_path / "taste.json"
+    path.write_text(image_model.to_json())
+    assert load_judge("taste", params={"model_path": str(path)}).model == image_model
+    with pytest.raises(ValueError, match="needs a fitted model"):
+        load_judge("taste")
+
+
+def test_judging_against_four_references_in_both_orders_gives_a_win_rate(image_model):
+    judge = TasteJudge(model=image_model)
+    refs = [("love-1", soft_painting(50)), ("love-2", soft_painting(51)),
+            ("okay-1", soft_painting(52, spread=0.3, blobs=3)), ("okay-2", soft_painting(53, spread=0.3, blobs=3))]
+    good = judge_against_references(judge, soft_painting(54), refs, prompt="p")
+    bad = judge_against_references(judge, muddy_painting(54), refs, prompt="p")
+    assert good.dropped == bad.dropped == 0
+    assert all(len(r.orders) == 2 for r in good.references)
+    assert 0.0 <= bad.score < 0.2 < good.score <= 1.0
