@@ -20,7 +20,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--count", type=int, default=200, help="seed references")
-        parser.add_argument("--size", type=int, default=None, help="render size of the seed references")
+        parser.add_argument("--size", type=int, default=512, help="render size of the seed references (512: 2 s each here)")
         parser.add_argument("--skip-model", action="store_true")
 
     def handle(self, *args, count, size, skip_model, **options):
