@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.runs, name="runs"),
     path("new/", views.launch, name="launch"),
     path("<int:run_id>/", views.run_detail, name="run"),
+    path("<int:run_id>/metrics.json", views.run_metrics, name="metrics"),
     path("<int:run_id>/stop/", views.run_stop, name="stop"),
     path("<int:run_id>/resume/", views.run_resume, name="resume"),
     path("<int:run_id>/delete/", views.run_delete, name="delete"),

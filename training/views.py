@@ -58,6 +58,35 @@ def run_detail(request, run_id: int):
     return render(request, template, context)
 
 
+CHART_KEYS = (
+    "reward", "reward_std", "ours/judge", "ours/quality", "ours/length", "ours/gate_pass_rate",
+    "ours/none_count", "ours/low_count", "ours/paint_fraction", "completions/mean_length", "ours/diversity",
+    "loss", "kl", "grad_norm", "learning_rate", "ours/step_s", "ours/generation_s", "ours/render_s",
+    "ours/score_s", "ours/update_s",
+)
+
+
+@require_GET
+def run_metrics(request, run_id: int):
+    """Only the steps after `after`, for the run page's live curves (polled every 2 s)."""
+    from django.http import JsonResponse
+
+    run = get_object_or_404(Run.objects.only("id", "status", "steps_done", "hyperparameters"), pk=run_id)
+    try:
+        after = int(request.GET.get("after", 0))
+    except ValueError:
+        after = 0
+    rows = selectors.run_steps(run, after=after).values_list("step", "metrics")
+    return JsonResponse({
+        "run": run.id,
+        "status": run.status,
+        "steps_done": run.steps_done,
+        "max_steps": run.max_steps,
+        "keys": CHART_KEYS,
+        "steps": [[step] + [metrics.get(key) for key in CHART_KEYS] for step, metrics in rows],
+    })
+
+
 @require_POST
 def run_stop(request, run_id: int):
     run = services.run_stop(run=get_object_or_404(Run, pk=run_id))

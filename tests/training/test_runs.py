@@ -132,3 +132,19 @@ def test_the_runs_list_and_run_page_render_with_live_fragments(client, curator, 
     assert 'id="run-live"' in fragment.content.decode() and "<html" not in fragment.content.decode()
     duplicate = client.get(reverse("training:launch"), {"from": run.id})
     assert duplicate.context["form"].initial["name"] == "first (copy)"
+
+
+def test_the_metrics_endpoint_returns_only_the_steps_after_the_one_asked(client, curator, pool, model_dir):
+    from training.models import Step
+
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    for n in (1, 2, 3):
+        Step.objects.create(run=run, step=n, reward_mean=0.1 * n, metrics={"reward": 0.1 * n, "ours/none_count": n - 1})
+    client.force_login(curator)
+    data = client.get(reverse("training:metrics", args=[run.id]), {"after": 1}).json()
+    assert [row[0] for row in data["steps"]] == [2, 3]
+    reward = data["keys"].index("reward") + 1
+    nones = data["keys"].index("ours/none_count") + 1
+    assert [row[reward] for row in data["steps"]] == pytest.approx([0.2, 0.3])
+    assert [row[nones] for row in data["steps"]] == [1, 2]
+    assert data["status"] == "queued"
