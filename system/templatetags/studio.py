@@ -9,3 +9,9 @@ def get_item(mapping, key):
     if isinstance(mapping, dict):
         return mapping.get(key)
     return None
+
+
+@register.filter
+def pairkind(key: str) -> str:
+    """love_vs_okay -> love vs okay."""
+    return str(key).replace("_vs_", " vs ").replace("_", " ")
