@@ -54,6 +54,9 @@ class LaunchForm(forms.Form):
         self.fields["recipe"].choices = [(n, n) for n in recipe_names]
         self.fields["recipe"].initial = "judge-led"
         self.fields["base_model"].initial = default_base_model
+        latest = Pool.objects.order_by("-created_at").first()
+        if latest is not None:
+            self.fields["pool"].initial = latest.pk  # the pool most likely meant: the newest
 
     def arguments(self) -> dict:
         return {name: self.cleaned_data[name] for name in self.ARGUMENT_FIELDS}
