@@ -188,7 +188,11 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # Task results (whole render verdicts) are data for the caller, not log lines.
+        "celery.app.trace": {"level": "WARNING"},
+    },
 }
 
 # Say once, at start-up of a server or worker, which mode is running.
