@@ -9,26 +9,31 @@ the project builds itself, on CPU, with no download.
 The GRPO trainer loads the result by path (`GRPOTrainer(model=<dir>)`), exactly as it
 would load a real checkpoint, so every test of the training stack runs on it.
 
-Why the tokenizer is line-based: the system prompt (~3.8K chars) and the sketches (~5K
+Why the tokenizer is line-based: the system prompt (~3.8K chars) and the sketches (~5-7K
 chars) are long, and on two CPU cores sequence length is the whole cost. The BPE may
 merge across spaces within one line (no GPT-2 word split), so repeated code lines such as
-`  brush.endShape(true);` and the system prompt's sentences become a few tokens each.
-Lines end with their newline (the newline is merged with the text before it), so a
-prompt rendered with the generation prompt is always a token prefix of the same prompt
-followed by its reply.
+`  brush.endShape(true);` and the system prompt's sentences become one token or a few;
+numbers, hex colours and `//` comments are pieces of their own, so a sampled number never
+drags a bracket or a quote with it. Lines end with their newline (merged with the text
+before it), so a prompt rendered with the generation prompt is always a token prefix of
+the same prompt followed by its reply. Measured on the default corpus: system + user
+prompt ~223 tokens, a hibiscus sketch ~560 tokens (~11 characters a token).
+
+Why hibiscus only by default: see `TinyModelSpec.sft_subjects`.
 """
 from __future__ import annotations
 
 import contextlib
 import json
-import math
 import random
 import statistics
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from paintapp.env.prompts import SUBJECTS
 
 __all__ = [
     "CHAT_TEMPLATE",
@@ -36,6 +41,7 @@ __all__ = [
     "PAD_TOKEN",
     "IM_START",
     "SPEC_FILE",
+    "HIBISCUS_SUBJECTS",
     "TinyModelSpec",
     "QUICK_SPEC",
     "Progress",
@@ -73,6 +79,8 @@ CHAT_TEMPLATE = (
     "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
 )
 
+HIBISCUS_SUBJECTS: tuple[str, ...] = tuple(s.slug for s in SUBJECTS if "hibiscus" in s.slug)
+
 # (stage, done, total, figures): stages are "data", "tokenizer", "model", "sft", "save".
 Progress = Callable[[str, int, int, dict[str, Any]], None]
 
@@ -82,7 +90,9 @@ class TinyModelSpec:
     """Architecture and warm-start recipe. The defaults are the demo model; tests use
     QUICK_SPEC."""
 
-    vocab_size: int = 4096
+    # An upper bound: BPE stops once no pair repeats (~6.1K on the hibiscus corpus), by
+    # then nearly every palette colour and repeated code line is one token.
+    vocab_size: int = 8192
     hidden_size: int = 128
     intermediate_size: int = 384
     num_hidden_layers: int = 4
@@ -92,10 +102,15 @@ class TinyModelSpec:
     max_position_embeddings: int = 8192
     rope_theta: float = 10_000.0
     sft_sketches: int = 200
-    sft_epochs: float = 3.0
+    # Seed subjects (slugs) to warm-start on; empty = all 25 in turn. Hibiscus only by
+    # default: the reference pool and the default run subject are hibiscus, and at this
+    # size a model trained on all 13 flower families mixes them (defines `daisy`, calls
+    # `sunflower`): 55% gate but 6-9% render pass, against 100% / 69% for hibiscus.
+    sft_subjects: tuple[str, ...] = field(default_factory=lambda: HIBISCUS_SUBJECTS)
+    sft_epochs: float = 5.0  # 3 epochs: 72% gate / 44% render; 5 epochs: 100% / 69%
     sft_learning_rate: float = 3e-3
     sft_max_length: int = 2048  # prompt + reply tokens; longer examples are left out, never cut
-    sft_batch_size: int = 4
+    sft_batch_size: int = 1  # as fast per token as 4 on one thread, and 4x the updates
     sft_warmup_ratio: float = 0.05
     seed: int = 0
     torch_threads: int | None = 1  # FIELD-NOTES: 2 threads on the shared 2-core box is slower
@@ -106,12 +121,15 @@ class TinyModelSpec:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TinyModelSpec:
         known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        if "sft_subjects" in values:
+            values["sft_subjects"] = tuple(values["sft_subjects"])
+        return cls(**values)
 
 
 # The test model: same shape of everything, a fraction of the work.
 QUICK_SPEC = TinyModelSpec(
-    vocab_size=1024, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+    vocab_size=4096, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
     num_attention_heads=2, num_key_value_heads=1, head_dim=32,
     sft_sketches=12, sft_epochs=1.0, sft_learning_rate=3e-3, sft_batch_size=4,
 )
@@ -121,15 +139,28 @@ QUICK_SPEC = TinyModelSpec(
 # Data
 
 
-def sft_examples(count: int, *, seed: int = 0) -> list[dict[str, Any]]:
+def sft_examples(count: int, *, seed: int = 0, subjects: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Conversational prompt/completion rows for TRL from the seed generator's good
-    sketches: prompt = [system, user], completion = [assistant: the fenced sketch]."""
-    from paintapp.env.seedgen import sft_pairs
+    sketches: prompt = [system, user], completion = [assistant: the fenced sketch].
 
-    return [
-        {"prompt": prompt, "completion": [{"role": "assistant", "content": reply}]}
-        for prompt, reply in sft_pairs(count, seed=seed)
-    ]
+    `subjects` (slugs) keeps only those subjects: the first `count` good sketches of
+    them in the seed pool's order (which is `seedgen.sft_pairs` filtered).
+    """
+    from paintapp.env import seedgen
+
+    if not subjects:
+        pairs = seedgen.sft_pairs(count, seed=seed)
+    else:
+        wanted = set(subjects)
+        unknown = wanted - {s.slug for s in seedgen.SEED_SUBJECTS}
+        if unknown:
+            raise ValueError(f"no seed sketches for subjects {sorted(unknown)}")
+        # The pool deals the subjects round in turn, so this many covers `count` of them.
+        rounds = -(-count // len(wanted)) + 1
+        pool = seedgen.generate_pool(rounds * len(seedgen.SEED_SUBJECTS), seed=seed, weak_share=0.0)
+        chosen = [sk for sk in pool if sk.subject_slug in wanted][:count]
+        pairs = [(sk.messages()[:2], sk.reply) for sk in chosen]
+    return [{"prompt": prompt, "completion": [{"role": "assistant", "content": reply}]} for prompt, reply in pairs]
 
 
 def tokenizer_corpus(examples: Iterable[dict[str, Any]]) -> list[str]:
@@ -147,6 +178,9 @@ def tokenizer_corpus(examples: Iterable[dict[str, Any]]) -> list[str]:
 # Tokenizer
 
 
+_LITERAL = r"//[^\n]*\n?|#[0-9a-fA-F]{3,8}|[0-9]+(?:\.[0-9]+)?"
+
+
 def _bpe(vocab_size: int):
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 
@@ -154,6 +188,11 @@ def _bpe(vocab_size: int):
     tok.pre_tokenizer = pre_tokenizers.Sequence([
         # One piece per line, the newline kept at the end of its line (see module doc).
         pre_tokenizers.Split(Regex(r"\n"), behavior="merged_with_previous"),
+        # Numbers and hex colours stand alone, so the code around them ("const X = ",
+        # '", "', ');\n') becomes shared structural tokens and a colour or number never
+        # swallows a quote or a bracket (that made sampled sketches unbalanced). A `//`
+        # comment is one piece, its numbers included, so a comment never turns into code.
+        pre_tokenizers.Split(Regex(_LITERAL), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     tok.decoder = decoders.ByteLevel()
@@ -190,3 +229,345 @@ def build_tokenizer(texts: Iterable[str], *, vocab_size: int = 4096, max_length:
     )
     fast.padding_side = "left"  # batched generation pads prompts on the left
     return fast
+
+
+# ---------------------------------------------------------------------------------------
+# Model
+
+
+def build_model(spec: TinyModelSpec, tokenizer):
+    """An untrained Qwen3ForCausalLM sized by `spec`, its eos/pad ids from `tokenizer`."""
+    import torch
+    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=spec.hidden_size,
+        intermediate_size=spec.intermediate_size,
+        num_hidden_layers=spec.num_hidden_layers,
+        num_attention_heads=spec.num_attention_heads,
+        num_key_value_heads=spec.num_key_value_heads,
+        head_dim=spec.head_dim,
+        max_position_embeddings=spec.max_position_embeddings,
+        rope_parameters={"rope_type": "default", "rope_theta": spec.rope_theta},
+        tie_word_embeddings=True,  # at this size the embedding is a third of the model
+        use_sliding_window=False,
+        bos_token_id=None,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(spec.seed)
+    model = Qwen3ForCausalLM(config)
+    # The sampling the published system used; GRPOTrainer passes its own settings anyway.
+    model.generation_config = GenerationConfig(
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+        do_sample=True, temperature=1.0, top_p=0.95, top_k=20,
+    )
+    return model
+
+
+def count_parameters(model) -> int:
+    """Unique parameters (the tied lm_head counted once)."""
+    return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int | None) -> Iterator[None]:
+    import torch
+
+    if not n:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _token_figures(tokenizer, examples: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """(prompt tokens, completion tokens) per example, completion including <|im_end|>."""
+    out = []
+    for ex in examples:
+        prompt = tokenizer.apply_chat_template(ex["prompt"], add_generation_prompt=True, tokenize=True,
+                                               return_dict=True)["input_ids"]
+        full = tokenizer.apply_chat_template(ex["prompt"] + ex["completion"], tokenize=True,
+                                             return_dict=True)["input_ids"]
+        out.append((len(prompt), len(full) - len(prompt)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# SFT warm start
+
+
+def _progress_callback(progress: Progress | None):
+    from transformers import TrainerCallback
+
+    class _ProgressCallback(TrainerCallback):
+        """Reports each optimizer step and each log line to `progress`."""
+
+        def __init__(self) -> None:
+            self.losses: list[float] = []
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if progress:
+                progress("sft", state.global_step, state.max_steps, {})
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            logs = logs or {}
+            if "loss" in logs:
+                self.losses.append(float(logs["loss"]))
+            if progress and "loss" in logs:
+                progress("sft", state.global_step, state.max_steps, {"loss": float(logs["loss"])})
+
+    return _ProgressCallback()
+
+
+def sft_warm_start(
+    model_dir: str | Path,
+    spec: TinyModelSpec,
+    progress: Progress | None = None,
+    *,
+    examples: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Fine-tune the checkpoint in `model_dir` on (prompt -> fenced sketch) pairs with
+    TRL's SFTTrainer, loss on the assistant turn only (its <|im_end|> included, so the
+    model learns to stop), and save model + tokenizer back into `model_dir`.
+
+    Examples longer than `spec.sft_max_length` tokens are left out rather than cut: a
+    cut example would teach the model a sketch without its end.
+    """
+    import tempfile
+
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.trainer_callback import PrinterCallback
+    from trl import SFTConfig, SFTTrainer
+
+    model_dir = Path(model_dir)
+    started = time.perf_counter()
+    with _torch_threads(spec.torch_threads):
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype="float32")
+        examples = examples if examples is not None else sft_examples(spec.sft_sketches, seed=spec.seed, subjects=spec.sft_subjects)
+        lengths = _token_figures(tokenizer, examples)
+        kept = [ex for ex, (p, c) in zip(examples, lengths) if p + c <= spec.sft_max_length]
+        kept_lengths = [pc for pc in lengths if sum(pc) <= spec.sft_max_length]
+        if not kept:
+            raise ValueError(f"no SFT example fits in sft_max_length={spec.sft_max_length}")
+        dataset = Dataset.from_list(kept)
+        callback = _progress_callback(progress)
+        with tempfile.TemporaryDirectory(prefix="tiny-sft-") as scratch:
+            args = SFTConfig(
+                output_dir=scratch,
+                num_train_epochs=spec.sft_epochs,
+                per_device_train_batch_size=spec.sft_batch_size,
+                gradient_accumulation_steps=1,
+                learning_rate=spec.sft_learning_rate,
+                lr_scheduler_type="cosine",
+                warmup_steps=spec.sft_warmup_ratio,  # a float < 1 is a share of the steps
+                weight_decay=0.0,
+                max_length=spec.sft_max_length,
+                assistant_only_loss=True,
+                # FIELD-NOTES: TRL defaults bf16 and gradient checkpointing on; on CPU both only cost.
+                # (transformers 5.24 renamed gradient_checkpointing to activation_checkpointing;
+                # the new name set overrides TRL's default for the old one, without a warning.)
+                use_cpu=True,
+                bf16=False,
+                activation_checkpointing=False,
+                logging_steps=5 if len(kept) * spec.sft_epochs >= 10 * spec.sft_batch_size else 1,
+                save_strategy="no",
+                report_to=[],
+                seed=spec.seed,
+                data_seed=spec.seed,
+                dataloader_num_workers=0,
+                disable_tqdm=True,
+                dataset_num_proc=None,
+            )
+            trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
+                                 callbacks=[callback])
+            trainer.remove_callback(PrinterCallback)  # `progress` reports; no raw log dicts on stdout
+            result = trainer.train()
+        model.generation_config.pad_token_id = tokenizer.pad_token_id
+        model.generation_config.eos_token_id = tokenizer.eos_token_id
+        model.save_pretrained(model_dir)
+        tokenizer.save_pretrained(model_dir)
+    losses = callback.losses
+    return {
+        "examples": len(kept),
+        "examples_left_out": len(examples) - len(kept),
+        "prompt_tokens_mean": round(statistics.mean(p for p, _ in kept_lengths), 1),
+        "completion_tokens_mean": round(statistics.mean(c for _, c in kept_lengths), 1),
+        "completion_tokens_max": max(c for _, c in kept_lengths),
+        "steps": int(result.global_step),
+        "train_loss": round(float(result.training_loss), 4),
+        "final_loss": round(losses[-1], 4) if losses else None,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# The whole build
+
+
+def _versions() -> dict[str, str]:
+    import tokenizers
+    import torch
+    import transformers
+    import trl
+
+    return {"torch": torch.__version__, "transformers": transformers.__version__, "trl": trl.__version__,
+            "tokenizers": tokenizers.__version__}
+
+
+def build_tiny_model(
+    out_dir: str | Path, spec: TinyModelSpec | None = None, progress: Progress | None = None
+) -> Path:
+    """Tokenizer, model, SFT warm start, saved into `out_dir` like any HF checkpoint
+    (loads with AutoModelForCausalLM / AutoTokenizer .from_pretrained(out_dir)), plus
+    `paintapp.json` with the spec and the build figures."""
+    spec = spec or TinyModelSpec()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    report = progress or (lambda *a: None)
+    started = time.perf_counter()
+    with _torch_threads(spec.torch_threads):
+        report("data", 0, 1, {})
+        examples = sft_examples(spec.sft_sketches, seed=spec.seed, subjects=spec.sft_subjects)
+        report("tokenizer", 0, 1, {})
+        tokenizer = build_tokenizer(tokenizer_corpus(examples), vocab_size=spec.vocab_size,
+                                    max_length=spec.max_position_embeddings)
+        report("model", 0, 1, {})
+        model = build_model(spec, tokenizer)
+        parameters = count_parameters(model)
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        del model
+        sft = sft_warm_start(out, spec, progress, examples=examples)
+    report("save", 0, 1, {})
+    info = {
+        "kind": "paintapp-tiny-painter",
+        "spec": spec.to_dict(),
+        "build": {
+            "parameters": parameters,
+            "vocab_size": len(tokenizer),
+            "sft": sft,
+            "seconds": round(time.perf_counter() - started, 1),
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "versions": _versions(),
+        },
+    }
+    (out / SPEC_FILE).write_text(json.dumps(info, indent=2) + "\n")
+    return out
+
+
+def read_model_info(model_dir: str | Path) -> dict[str, Any]:
+    """The `paintapp.json` of a built tiny model ({} for any other checkpoint)."""
+    path = Path(model_dir) / SPEC_FILE
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def record_evaluation(model_dir: str | Path, evaluation: dict[str, Any]) -> None:
+    """Add a sampled pass rate to `paintapp.json` (kept under "evaluation")."""
+    info = read_model_info(model_dir)
+    info["evaluation"] = {k: v for k, v in evaluation.items() if k != "samples"}
+    (Path(model_dir) / SPEC_FILE).write_text(json.dumps(info, indent=2) + "\n")
+
+
+# ---------------------------------------------------------------------------------------
+# Sampled pass rate
+
+
+def sample_pass_rate(
+    model_dir: str | Path,
+    n: int = 32,
+    temperature: float = 1.0,
+    renderer=None,
+    size: int = 256,
+    *,
+    top_p: float = 0.95,
+    top_k: int = 20,
+    max_new_tokens: int | None = None,
+    batch_size: int = 16,
+    seed: int = 0,
+    torch_threads: int | None = 1,
+) -> dict[str, Any]:
+    """Sample `n` replies (chat template + generation prompt, subjects in turn) and report
+    the share that passes the static gate and, when a renderer is given, the share that
+    also renders non-blank without runtime violations.
+
+    `max_new_tokens` defaults to twice the longest SFT reply (from paintapp.json), so a
+    reply is cut only when the model has lost its way.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from paintapp.env.painting import paint_reply
+    from paintapp.env.prompts import build_messages
+
+    started = time.perf_counter()
+    info = read_model_info(model_dir)
+    if max_new_tokens is None:
+        longest = info.get("build", {}).get("sft", {}).get("completion_tokens_max") or 1024
+        max_new_tokens = int(longest * 2)
+    with _torch_threads(torch_threads):
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        tokenizer.padding_side = "left"
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype="float32")
+        model.eval()
+        rng = random.Random(seed)
+        subjects = [SUBJECTS[i % len(SUBJECTS)] for i in range(n)]
+        rng.shuffle(subjects)
+        replies: list[str] = []
+        lengths: list[int] = []
+        stopped: list[bool] = []
+        torch.manual_seed(seed)
+        for start in range(0, n, batch_size):
+            batch = subjects[start:start + batch_size]
+            prompts = [tokenizer.apply_chat_template(build_messages(s), add_generation_prompt=True,
+                                                     tokenize=False, enable_thinking=False) for s in batch]
+            enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+            with torch.inference_mode():
+                out = model.generate(
+                    **enc, do_sample=True, temperature=temperature, top_p=top_p, top_k=top_k,
+                    max_new_tokens=max_new_tokens, eos_token_id=tokenizer.eos_token_id,
+                    pad_token_id=tokenizer.pad_token_id,
+                )
+            for row in out[:, enc["input_ids"].shape[1]:].tolist():
+                ended = tokenizer.eos_token_id in row
+                row = row[: row.index(tokenizer.eos_token_id)] if ended else row
+                row = [t for t in row if t != tokenizer.pad_token_id]
+                replies.append(tokenizer.decode(row, skip_special_tokens=True))
+                lengths.append(len(row))
+                stopped.append(ended)
+    generation_s = time.perf_counter() - started
+
+    gate_passed = 0
+    render_passed = 0
+    violations: Counter[str] = Counter()
+    samples = []
+    render_started = time.perf_counter()
+    for i, (subject, reply) in enumerate(zip(subjects, replies)):
+        painting = paint_reply(reply, renderer=renderer, seed=i, size=size)
+        gate_passed += painting.gate.passed
+        ok = painting.passed if renderer is not None else None
+        render_passed += bool(ok)
+        violations.update(painting.violations)
+        samples.append({"subject": subject.slug, "reply": reply, "gate": painting.gate.passed,
+                        "render": ok, "violations": painting.violations,
+                        "paint_fraction": painting.render.paint_fraction if painting.render else None})
+    return {
+        "n": n,
+        "temperature": temperature,
+        "gate_pass": gate_passed / n if n else 0.0,
+        "render_pass": (render_passed / n if n else 0.0) if renderer is not None else None,
+        "size": size,
+        "stopped": sum(stopped) / n if n else 0.0,
+        "completion_tokens_mean": round(statistics.mean(lengths), 1) if lengths else 0.0,
+        "violations": dict(violations.most_common()),
+        "generation_seconds": round(generation_s, 1),
+        "render_seconds": round(time.perf_counter() - render_started, 1),
+        "samples": samples,
+    }

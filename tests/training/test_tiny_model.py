@@ -1,0 +1,167 @@
+"""The embedded tiny painter: tokenizer, chat template, model size, a quick build that
+loads by path like any checkpoint, and the build command. No database, no network."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from paintapp.env.prompts import SUBJECTS, build_messages
+from training.tiny_model import (
+    EOS_TOKEN,
+    PAD_TOKEN,
+    QUICK_SPEC,
+    SPEC_FILE,
+    TinyModelSpec,
+    build_model,
+    build_tokenizer,
+    count_parameters,
+    sft_examples,
+    tokenizer_corpus,
+)
+
+
+@pytest.fixture(scope="module")
+def examples():
+    return sft_examples(8)
+
+
+@pytest.fixture(scope="module")
+def tokenizer(examples):
+    return build_tokenizer(tokenizer_corpus(examples), vocab_size=2048)
+
+
+def test_sft_examples_keep_only_the_asked_subjects_in_the_seed_pools_order():
+    rows = sft_examples(5, subjects=("peach-hibiscus", "red-rose"))
+    users = [row["prompt"][1]["content"] for row in rows]
+    assert len(rows) == 5
+    assert set(users) == {"Paint a peach hibiscus in loose watercolour.", "Paint a red rose in loose watercolour."}
+    assert all(row["completion"][0]["content"].startswith("```js\n") for row in rows)
+
+
+def test_the_tokenizer_round_trips_sketch_code_and_text_it_never_saw(tokenizer, examples):
+    sketch = examples[0]["completion"][0]["content"]
+    unseen = 'const Ω = "naïve — 汉字 🎨";\tlet x = 1e-3; // <|im_end|> in a comment stays text\r\n'
+    for text in (sketch, unseen):
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        assert tokenizer.decode(ids) == text
+
+
+def test_the_tokenizer_compresses_sketches_well_below_four_characters_a_token(tokenizer, examples):
+    sketch = examples[1]["completion"][0]["content"]
+    assert len(sketch) / len(tokenizer(sketch)["input_ids"]) > 4
+
+
+def test_the_chat_template_is_chatml_and_ends_with_the_assistant_header_when_asked(tokenizer):
+    messages = build_messages(SUBJECTS[0])
+    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False,
+                                         enable_thinking=False)  # Qwen3 kwargs are ignored, not errors
+    assert text.startswith("<|im_start|>system\n")
+    assert "<|im_end|>\n<|im_start|>user\nPaint a peach hibiscus in loose watercolour.<|im_end|>\n" in text
+    assert text.endswith("<|im_start|>assistant\n")
+    assert not tokenizer.apply_chat_template(messages, tokenize=False).endswith("assistant\n")
+
+
+def test_the_special_tokens_are_single_ids_with_eos_im_end_and_pad_endoftext(tokenizer):
+    assert tokenizer.eos_token == EOS_TOKEN and tokenizer.pad_token == PAD_TOKEN
+    assert tokenizer.eos_token_id != tokenizer.pad_token_id
+    for token in ("<|im_start|>", EOS_TOKEN, PAD_TOKEN):
+        assert len(tokenizer(token, add_special_tokens=False)["input_ids"]) == 1
+
+
+def test_the_prompt_is_a_token_prefix_of_prompt_plus_reply_so_trl_masks_cleanly(tokenizer, examples):
+    for ex in examples[:3]:
+        prompt = tokenizer.apply_chat_template(ex["prompt"], add_generation_prompt=True, tokenize=True,
+                                               return_dict=True)["input_ids"]
+        full = tokenizer.apply_chat_template(ex["prompt"] + ex["completion"], tokenize=True,
+                                             return_dict=True)["input_ids"]
+        assert full[: len(prompt)] == prompt
+
+
+def test_the_assistant_mask_covers_the_reply_and_ends_on_im_end_so_the_model_learns_to_stop(tokenizer, examples):
+    ex = examples[0]
+    out = tokenizer.apply_chat_template(ex["prompt"] + ex["completion"], tokenize=True, return_dict=True,
+                                        return_assistant_tokens_mask=True)
+    ids, mask = out["input_ids"], out["assistant_masks"]
+    trained = [i for i, m in zip(ids, mask) if m]
+    assert trained[-1] == tokenizer.eos_token_id
+    assert tokenizer.decode(trained[:-1]) == ex["completion"][0]["content"]
+
+
+def test_the_default_spec_has_a_few_million_parameters_and_ties_its_embeddings():
+    spec = TinyModelSpec()
+    corpus = tokenizer_corpus(sft_examples(spec.sft_sketches, subjects=spec.sft_subjects))
+    tokenizer = build_tokenizer(corpus, vocab_size=spec.vocab_size)
+    model = build_model(spec, tokenizer)
+    assert 2048 < len(tokenizer) <= spec.vocab_size
+    assert model.config.vocab_size == len(tokenizer)
+    assert 1_000_000 <= count_parameters(model) <= 10_000_000
+    assert model.config.tie_word_embeddings
+    assert model.config.eos_token_id == tokenizer.eos_token_id
+    assert model.config.pad_token_id == tokenizer.pad_token_id
+    assert model.generation_config.eos_token_id == tokenizer.eos_token_id
+
+
+# ---------------------------------------------------------------------------------------
+# Builds (slow: real SFT on CPU)
+
+
+@pytest.fixture(scope="module")
+def quick_model(tmp_path_factory) -> Path:
+    from training.tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "quick", QUICK_SPEC)
+
+
+@pytest.mark.slow
+def test_a_quick_build_saves_a_checkpoint_that_the_auto_classes_load_by_path_and_that_generates(quick_model):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(quick_model)
+    model = AutoModelForCausalLM.from_pretrained(quick_model)
+    assert type(model).__name__ == "Qwen3ForCausalLM"
+    assert tokenizer.eos_token == EOS_TOKEN and tokenizer.chat_template
+
+    prompt = tokenizer.apply_chat_template(build_messages(SUBJECTS[0]), add_generation_prompt=True,
+                                           return_tensors="pt", return_dict=True)
+    torch.manual_seed(0)
+    out = model.generate(**prompt, max_new_tokens=24, do_sample=True, top_k=20, top_p=0.95)
+    new = out[0, prompt["input_ids"].shape[1]:]
+    assert 0 < len(new) <= 24
+    assert tokenizer.decode(new, skip_special_tokens=True).strip()
+
+    info = json.loads((quick_model / SPEC_FILE).read_text())
+    assert info["spec"]["hidden_size"] == QUICK_SPEC.hidden_size
+    sft = info["build"]["sft"]
+    assert sft["examples"] == QUICK_SPEC.sft_sketches and sft["steps"] > 0
+    assert sft["train_loss"] > 0 and sft["completion_tokens_mean"] > 0
+
+
+@pytest.mark.slow
+def test_sample_pass_rate_reports_shares_and_every_reply(quick_model):
+    from training.tiny_model import sample_pass_rate
+
+    result = sample_pass_rate(quick_model, n=3, max_new_tokens=48)
+    assert result["n"] == 3 and len(result["samples"]) == 3
+    assert 0.0 <= result["gate_pass"] <= 1.0
+    assert result["render_pass"] is None  # no renderer given
+    assert all(isinstance(s["reply"], str) for s in result["samples"])
+
+
+@pytest.mark.slow
+def test_the_build_command_with_quick_builds_and_prints_its_report(tmp_path):
+    from django.core.management import call_command
+
+    out, err = io.StringIO(), io.StringIO()
+    call_command("build_tiny_model", "--quick", "--out", str(tmp_path / "cmd"), "--samples", "4",
+                 stdout=out, stderr=err)
+    report = out.getvalue()
+    for needle in ("parameters:", "tokens per example:", "train loss:", "build time:",
+                   "sampled pass rate (4 samples, temperature 1): gate", "total time:"):
+        assert needle in report, report
+    assert "SFT" in err.getvalue()  # the progress bar
+    assert (tmp_path / "cmd" / "config.json").exists()
+    assert "evaluation" in json.loads((tmp_path / "cmd" / SPEC_FILE).read_text())
