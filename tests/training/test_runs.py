@@ -148,3 +148,18 @@ def test_the_metrics_endpoint_returns_only_the_steps_after_the_one_asked(client,
     assert [row[reward] for row in data["steps"]] == pytest.approx([0.2, 0.3])
     assert [row[nones] for row in data["steps"]] == [1, 2]
     assert data["status"] == "queued"
+
+
+def test_the_train_command_launches_what_the_button_launches_and_rejects_bad_input(pool, model_dir, capsys):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    call_command("train", pool="taste", recipe="hps-led", base_model=model_dir, steps=7, set=["num_generations=4", "render_size=384"])
+    run = Run.objects.get()
+    assert "Launched run" in capsys.readouterr().out
+    assert (run.max_steps, run.hyperparameters["num_generations"], run.hyperparameters["render_size"]) == (7, 4, 384)
+    assert run.recipe_name == "hps-led" and run.pool == pool
+    with pytest.raises(CommandError, match="unknown hyper-parameter"):
+        call_command("train", pool="taste", base_model=model_dir, set=["warp_speed=9"])
+    with pytest.raises(CommandError, match="no pool"):
+        call_command("train", pool="nope", base_model=model_dir)
