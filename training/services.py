@@ -1,11 +1,23 @@
-"""Writes for training: renders stored as files (runs, steps and rollouts come later)."""
+"""Writes for training: renders and scores (for the workers), recipes and runs."""
 from __future__ import annotations
 
-from django.conf import settings
+import shutil
+from pathlib import Path
 
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from curation.models import Pool, Tier
 from paintapp.env.painting import paint_source
+from paintapp.env.prompts import SUBJECTS
 from paintapp.env.renderer import RendererConfig, get_renderer
+from paintapp.env.reward import PRESETS, Recipe
 from paintapp.storage import sha256_hex, store_content_addressed
+from training.config import RunArguments
+from training.models import RewardRecipe, Run
 
 
 def renderer_config() -> RendererConfig:
@@ -41,18 +53,6 @@ def painting_render(
 
 # --- runs ---------------------------------------------------------------------------------
 
-import shutil  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from django.contrib.auth.models import AbstractBaseUser  # noqa: E402
-from django.db import transaction  # noqa: E402
-from django.utils import timezone  # noqa: E402
-
-from curation.models import Pool, Tier  # noqa: E402
-from paintapp.env.prompts import SUBJECTS  # noqa: E402
-from paintapp.env.reward import PRESETS, Recipe  # noqa: E402
-from training.config import RunArguments  # noqa: E402
-from training.models import RewardRecipe, Run  # noqa: E402
 
 
 class LaunchError(ValueError):
@@ -99,7 +99,7 @@ def _check_base_model(base_model: str) -> None:
 
 def _check_pool(pool: Pool, recipe: Recipe) -> None:
     train = dict(
-        pool.members.filter(split="train").values_list("tier").annotate(n=models_count("id")).values_list("tier", "n")
+        pool.members.filter(split="train").values("tier").annotate(n=Count("id")).values_list("tier", "n")
     )
     if recipe.w_judge > 0 and recipe.judge != "none":
         missing = [t for t in (Tier.LOVE, Tier.OKAY) if not train.get(t)]
@@ -108,12 +108,6 @@ def _check_pool(pool: Pool, recipe: Recipe) -> None:
                 f"pool {pool.label} has no {' or '.join(missing)} references in its train split, "
                 f"so the judge recipe {recipe.name!r} cannot draw references; freeze a pool with both tiers"
             )
-
-
-def models_count(field: str):
-    from django.db.models import Count
-
-    return Count(field)
 
 
 def run_launch(
