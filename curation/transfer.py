@@ -47,7 +47,7 @@ from curation import images
 from curation.images import ImageRejected, normalise_image
 from curation.models import Pool, PoolMember, Provenance, Reference, Split, Tier
 from curation.services import CurationError, grade_set, reference_create
-from paintapp.storage import sha256_hex
+from paintapp.storage import human_size, sha256_hex
 
 Progress = Callable[[int, int, str], None]
 
@@ -182,7 +182,7 @@ class _Entry:
     def read(self, limit: int, what: str) -> bytes:
         if self.size > limit:
             raise _FileProblem(
-                "too_large", f"{self.path} is {_size(self.size)}; the limit for {what} is {_size(limit)}"
+                "too_large", f"{self.path} is {human_size(self.size)}; the limit for {what} is {human_size(limit)}"
             )
         try:
             with self.opener() as handle:
@@ -190,7 +190,7 @@ class _Entry:
         except Exception as exc:  # zlib, lzma, bz2 and zipfile each raise their own errors on bad data
             raise _FileProblem("unreadable", f"{self.path} could not be read: {exc}") from exc
         if len(data) > limit:  # the file grew, or an archive lied about its size
-            raise _FileProblem("too_large", f"{self.path} is over the limit for {what} ({_size(limit)})")
+            raise _FileProblem("too_large", f"{self.path} is over the limit for {what} ({human_size(limit)})")
         return data
 
 
@@ -220,7 +220,7 @@ def _folder_entries(root: Path, report: ImportReport, limits: ImportLimits) -> l
     total = sum(entry.size for entry in entries)
     if total > limits.max_total_bytes:
         raise SourceRefused(
-            "too_large", f"{root} holds {_size(total)}; the limit is {_size(limits.max_total_bytes)}"
+            "too_large", f"{root} holds {human_size(total)}; the limit is {human_size(limits.max_total_bytes)}"
         )
     return entries
 
@@ -237,14 +237,14 @@ def _zip_entries(
     total = sum(info.file_size for info in infos)
     if total > limits.max_total_bytes:
         raise SourceRefused(
-            "too_large", f"{label} expands to {_size(total)}; the limit is {_size(limits.max_total_bytes)}"
+            "too_large", f"{label} expands to {human_size(total)}; the limit is {human_size(limits.max_total_bytes)}"
         )
     compressed = sum(info.compress_size for info in infos)
     if total > limits.ratio_check_from_bytes and total / max(compressed, 1) > limits.max_compression_ratio:
         ratio = total / max(compressed, 1)
         raise SourceRefused(
             "zip_bomb",
-            f"{label} expands {ratio:.0f}× ({_size(compressed)} → {_size(total)}), a zip bomb; refused",
+            f"{label} expands {ratio:.0f}× ({human_size(compressed)} → {human_size(total)}), a zip bomb; refused",
         )
     if compressed > archive_size:
         # Entries that share compressed data (overlapping-entry zip bombs) claim more
@@ -257,8 +257,8 @@ def _zip_entries(
             if ratio > limits.max_compression_ratio:
                 raise SourceRefused(
                     "zip_bomb",
-                    f"{label}: {info.filename} expands {ratio:.0f}× ({_size(info.compress_size)} → "
-                    f"{_size(info.file_size)}), a zip bomb; refused",
+                    f"{label}: {info.filename} expands {ratio:.0f}× ({human_size(info.compress_size)} → "
+                    f"{human_size(info.file_size)}), a zip bomb; refused",
                 )
 
     entries: list[_Entry] = []
@@ -897,10 +897,3 @@ def export_pool_zip(pool: Pool, *, progress: Progress | None = None) -> bytes:
     write_pool_zip(pool, buffer, progress=progress)
     return buffer.getvalue()
 
-
-def _size(n: int) -> str:
-    if n >= 1024**3:
-        return f"{n / 1024**3:.1f} GB"
-    if n >= 1024**2:
-        return f"{n / 1024**2:.1f} MB"
-    return f"{n / 1024:.1f} KB"

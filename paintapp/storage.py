@@ -23,3 +23,12 @@ def store_content_addressed(data: bytes, *, folder: str, suffix: str = ".png") -
         if saved != name:  # a concurrent writer won the race; keep one copy
             default_storage.delete(saved)
     return name
+
+
+def human_size(n: int) -> str:
+    """A byte count as people read it in messages: 812.4 KB, 3.1 MB, 1.2 GB."""
+    if n >= 1024**3:
+        return f"{n / 1024**3:.1f} GB"
+    if n >= 1024**2:
+        return f"{n / 1024**2:.1f} MB"
+    return f"{n / 1024:.1f} KB"

@@ -2,17 +2,16 @@
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
 from curation.models import Pool
 from curation.selectors import pool_get
 from curation.services import CurationError
 from curation.transfer import export_pool, write_pool_zip
+from paintapp.progress import progress_bar
 
 USAGE_ERROR = 2
 
@@ -39,12 +38,7 @@ class Command(BaseCommand):
         if not as_zip and target.exists() and (not target.is_dir() or any(target.iterdir())):
             raise CommandError(f"{target} already exists and is not an empty folder", returncode=USAGE_ERROR)
 
-        bar = tqdm(desc=f"exporting {pool.label}", unit="image", file=sys.stderr, disable=None, leave=False)
-        with bar:
-            def progress(done: int, total: int, name: str) -> None:
-                bar.total = total
-                bar.update(done - bar.n)
-
+        with progress_bar(f"exporting {pool.label}", "image") as progress:
             try:
                 if as_zip:
                     written = self._write_zip(pool, target, progress)

@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
 from curation.models import Provenance
 from curation.services import CurationError
 from curation.transfer import import_path
+from paintapp.progress import progress_bar
 
 USAGE_ERROR = 2  # bad arguments: nothing was attempted
 REFUSED = 1  # the folder or archive as a whole was refused: nothing of it was stored
@@ -46,12 +45,7 @@ class Command(BaseCommand):
         user = self._curator(curator)
 
         # The bar goes to stderr, so stdout stays a clean report (or clean JSON).
-        with tqdm(desc="importing", unit="file", file=sys.stderr, disable=None, leave=False) as bar:
-            def progress(done: int, total: int, name: str) -> None:
-                bar.total = total
-                bar.update(done - bar.n)
-                bar.set_postfix_str(name[-40:], refresh=False)
-
+        with progress_bar("importing", "file", show_name=True) as progress:
             try:
                 report = import_path(
                     source, curator=user, provenance=provenance, subject=subject, progress=progress

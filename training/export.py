@@ -1,0 +1,564 @@
+"""Export a run as a Hugging Face dataset folder (or a zip of one).
+
+The folder can be pushed to the Hub as it is:
+
+    data/train-00000-of-0000N.parquet   every rollout, ~500 a shard, with its painting as an
+                                        HF Image (PNG bytes) and the columns of the published
+                                        rollout datasets
+    steps.csv                           one row per step: reward mean/std and every metric
+    run.json                            the run's settings, the export's files and the thirds
+    README.md                           dataset card (YAML configs for `load_dataset`)
+
+Rows are streamed from the database and PNGs read one group at a time, written in row
+groups of BATCH_ROWS, so memory stays flat whatever the run's size. The thirds in run.json
+and the card are recomputed from the written files themselves (`thirds_from_export`), so
+the numbers shipped are the numbers the data gives.
+
+An export of a run that is still training is a snapshot: rollouts stored after it starts
+are left out.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import posixpath
+import re
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import Any, BinaryIO
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from django.core.files.storage import default_storage
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.text import slugify
+
+from training.models import Rollout, Run, Step
+from training.stats import Thirds, thirds_from_export
+
+Progress = Callable[[int, int, str], None]  # (rows done, rows in all, what was just written)
+
+EXPORT_FORMAT = "paintapp-run"
+EXPORT_FORMAT_VERSION = 1
+SHARD_ROWS = 500
+BATCH_ROWS = 50  # one parquet row group: at most this many paintings in memory at once
+DATA_DIR = "data"
+STEPS_FILE = "steps.csv"
+RUN_FILE = "run.json"
+CARD_FILE = "README.md"
+PARTS = ("gate", "length", "judge", "quality")
+STEP_COLUMNS = ("step", "reward_mean", "reward_std")
+# A metric whose key is one of STEP_COLUMNS (TRL logs "reward_std") gets this prefix.
+METRIC_PREFIX = "metrics/"
+_SHARD_NAME = re.compile(r"^data/train-\d{5}-of-\d{5}\.parquet$")
+_OWN_FILES = frozenset({STEPS_FILE, RUN_FILE, CARD_FILE})
+
+
+class ExportError(Exception):
+    """The export could not be written."""
+
+
+class ExportRefused(ExportError):
+    """The target folder is not ours to write into (or to replace without being asked)."""
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    out_dir: Path
+    rows: int  # rollouts written
+    shards: tuple[Path, ...]
+    steps: int  # rows of steps.csv
+    size_bytes: int  # all files written
+    missing_images: int  # rollouts whose stored PNG could not be read (image left null)
+    thirds: Thirds
+    files: tuple[str, ...]  # relative to out_dir
+
+
+# --- Columns ------------------------------------------------------------------------------
+
+def _value(dtype: str) -> dict:
+    return {"dtype": dtype, "_type": "Value"}
+
+
+def _list_of(dtype: str) -> dict:
+    return {"feature": _value(dtype), "_type": "List"}
+
+
+_ARROW = {"int64": pa.int64(), "float64": pa.float64(), "string": pa.string(), "bool": pa.bool_()}
+_IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+
+# (column, Hugging Face feature, description for the dataset card)
+COLUMNS: tuple[tuple[str, dict, str], ...] = (
+    ("image", {"_type": "Image"}, "the painting (PNG); null when nothing was rendered (failed gate)"),
+    ("run", _value("int64"), "run id in the studio that exported it"),
+    ("run_name", _value("string"), "run name"),
+    ("step", _value("int64"), "GRPO step (1-based)"),
+    ("group", _value("int64"), "GRPO group within the step (one prompt per group)"),
+    ("position_in_group", _value("int64"), "completion index within the group"),
+    ("reward", _value("float64"),
+     "total reward; 0 for a failed gate, null for an infrastructure failure (left out of the baseline)"),
+    *((part, _value("float64"), f"reward part `{part}` (0-1); null when not scored") for part in PARTS),
+    ("group_mean_reward", _value("float64"), "mean reward of the rollout's group, nulls left out"),
+    *((f"group_mean_{part}", _value("float64"), f"mean `{part}` of the rollout's group, nulls left out")
+      for part in PARTS),
+    ("passed", _value("bool"), "passed the static gate and the render"),
+    ("violations", _list_of("string"), "gate and render violation codes"),
+    ("failure", _value("string"), "infrastructure failure behind a null reward, else empty"),
+    ("unavailable", _list_of("string"), "reward parts that could not be computed, with why"),
+    ("code", _value("string"), "the p5.brush sketch extracted from the reply"),
+    ("code_chars", _value("int64"), "characters of code"),
+    ("estimated_tokens", _value("int64"), "code length in tokens, estimated as chars / 4"),
+    ("n_shapes", _value("int64"), "brush.beginShape calls in the code"),
+    ("n_vertices", _value("int64"), "brush.vertex calls in the code"),
+    ("n_circles", _value("int64"), "brush.circle calls in the code"),
+    ("n_fill_calls", _value("int64"), "brush.fill calls in the code"),
+    ("n_brush_calls", _value("int64"), "all brush.* calls in the code"),
+    ("brush_methods_used", _list_of("string"), "distinct brush methods the code calls"),
+    ("paint_fraction", _value("float64"), "share of the canvas painted (pixels away from the background)"),
+    ("render_ms", _value("float64"), "render time in milliseconds"),
+    ("subject", _value("string"), "what the prompt asked to paint"),
+    ("prompt", _value("string"), "the user prompt"),
+    ("reply", _value("string"), "the model's whole reply"),
+    ("reference_ids", _list_of("int64"), "pool references the group was judged against"),
+    ("judge_detail", _value("string"), "per-reference judge verdicts in both orders, as JSON"),
+    ("rollout_id", _value("int64"), "rollout id in the studio that exported it"),
+)
+COLUMN_NAMES = tuple(name for name, _, _ in COLUMNS)
+
+
+def _arrow_type(feature: dict) -> pa.DataType:
+    if feature["_type"] == "Image":
+        return _IMAGE_TYPE
+    if feature["_type"] == "List":
+        return pa.list_(_ARROW[feature["feature"]["dtype"]])
+    return _ARROW[feature["dtype"]]
+
+
+def rollout_schema() -> pa.Schema:
+    """Arrow schema with the `huggingface` metadata key, so `datasets` decodes the images."""
+    features = {name: feature for name, feature, _ in COLUMNS}
+    return pa.schema(
+        [pa.field(name, _arrow_type(feature)) for name, feature, _ in COLUMNS],
+        metadata={"huggingface": json.dumps({"info": {"features": features}})},
+    )
+
+
+# --- Rows ---------------------------------------------------------------------------------
+
+def _number(value: Any) -> float | None:
+    """A finite float, or None for anything else (missing, null, text, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _count(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, (list, tuple)) else []
+
+
+def _mean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return fmean(present) if present else None
+
+
+def _groups(rollouts: Iterator[Rollout]) -> Iterator[list[Rollout]]:
+    """Consecutive rollouts of one (step, group); the query orders them that way."""
+    current: list[Rollout] = []
+    for rollout in rollouts:
+        if current and (current[0].step, current[0].group) != (rollout.step, rollout.group):
+            yield current
+            current = []
+        current.append(rollout)
+    if current:
+        yield current
+
+
+def _image(rollout: Rollout) -> tuple[dict | None, bool]:
+    """(HF image struct or None, whether a stored PNG was missing)."""
+    if not rollout.png:
+        return None, False
+    try:
+        with default_storage.open(rollout.png, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None, True
+    return {"bytes": data, "path": posixpath.basename(rollout.png)}, False
+
+
+def _row(rollout: Rollout, run: Run, group_means: dict[str, float | None], image: dict | None) -> dict:
+    parts = rollout.parts if isinstance(rollout.parts, dict) else {}
+    stats = rollout.stats if isinstance(rollout.stats, dict) else {}
+    timings = rollout.timings if isinstance(rollout.timings, dict) else {}
+    references = rollout.reference_ids if isinstance(rollout.reference_ids, list) else []
+    return {
+        "image": image,
+        "run": run.pk,
+        "run_name": run.name,
+        "step": rollout.step,
+        "group": rollout.group,
+        "position_in_group": rollout.position,
+        "reward": rollout.reward,
+        **{part: _number(parts.get(part)) for part in PARTS},
+        **group_means,
+        "passed": rollout.passed,
+        "violations": _strings(rollout.violations),
+        "failure": rollout.failure,
+        "unavailable": _strings(parts.get("unavailable")),
+        "code": rollout.code,
+        "code_chars": _count(stats.get("code_chars")),
+        "estimated_tokens": _count(stats.get("estimated_tokens")),
+        "n_shapes": _count(stats.get("shapes")),
+        "n_vertices": _count(stats.get("vertices")),
+        "n_circles": _count(stats.get("circles")),
+        "n_fill_calls": _count(stats.get("fills")),
+        "n_brush_calls": _count(stats.get("brush_calls")),
+        "brush_methods_used": _strings(stats.get("brush_methods_used")),
+        "paint_fraction": rollout.paint_fraction,
+        "render_ms": _number(timings.get("render_ms")),
+        "subject": rollout.subject,
+        "prompt": rollout.prompt,
+        "reply": rollout.reply,
+        "reference_ids": [int(r) for r in references if isinstance(r, int) and not isinstance(r, bool)],
+        "judge_detail": json.dumps(rollout.judge_detail, ensure_ascii=False) if rollout.judge_detail else None,
+        "rollout_id": rollout.pk,
+    }
+
+
+def _group_means(group: list[Rollout]) -> dict[str, float | None]:
+    means = {"group_mean_reward": _mean([r.reward for r in group])}
+    for part in PARTS:
+        means[f"group_mean_{part}"] = _mean(
+            [_number(r.parts.get(part)) if isinstance(r.parts, dict) else None for r in group]
+        )
+    return means
+
+
+def _write_rollouts(run: Run, folder: Path, progress: Progress | None) -> tuple[int, list[str], int]:
+    """Write the shards; returns (rows, shard paths relative to folder, missing images)."""
+    newest = Rollout.objects.filter(run=run).aggregate(newest=Max("id"))["newest"] or 0
+    rollouts = Rollout.objects.filter(run=run, id__lte=newest).order_by("step", "group", "position", "id")
+    total = rollouts.count()
+    shard_count = max(1, math.ceil(total / SHARD_ROWS))
+    shard_names = [f"{DATA_DIR}/train-{i:05d}-of-{shard_count:05d}.parquet" for i in range(shard_count)]
+    (folder / DATA_DIR).mkdir(parents=True, exist_ok=True)
+    schema = rollout_schema()
+
+    writer: pq.ParquetWriter | None = None
+    batch: list[dict] = []
+    done = missing = 0
+    shard = -1
+
+    def flush() -> None:
+        if batch:
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            batch.clear()
+
+    try:
+        for group in _groups(rollouts.iterator(chunk_size=SHARD_ROWS)):
+            means = _group_means(group)
+            for rollout in group:
+                if done == total:
+                    # A rollout committed after the count (below the newest id): the shard
+                    # names already promise `total` rows.
+                    raise ExportError(f"run {run.pk} changed during the export; export it again")
+                if done // SHARD_ROWS != shard:
+                    flush()
+                    if writer is not None:
+                        writer.close()
+                    shard = done // SHARD_ROWS
+                    writer = pq.ParquetWriter(folder / shard_names[shard], schema, compression="zstd")
+                image, was_missing = _image(rollout)
+                missing += was_missing
+                batch.append(_row(rollout, run, means, image))
+                done += 1
+                if len(batch) >= BATCH_ROWS:
+                    flush()
+                if progress:
+                    progress(done, total, f"step {rollout.step}")
+        if writer is None:
+            # No rollouts: one shard with the schema and no row groups (pyarrow reads it as an
+            # empty table; `datasets` refuses any empty split, whatever the file).
+            writer = pq.ParquetWriter(folder / shard_names[0], schema, compression="zstd")
+        flush()
+    finally:
+        if writer is not None:
+            writer.close()
+    if done != total:
+        # Only a deletion between the count and the read can do this; the shard names would lie.
+        raise ExportError(f"run {run.pk} changed during the export ({total} rollouts counted, {done} read); "
+                          "export it again")
+    return done, shard_names, missing
+
+
+def _csv_value(value: Any) -> str | float:
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return value  # floats are written with repr(), so they read back exactly
+
+
+def _write_steps(run: Run, folder: Path) -> int:
+    steps = list(
+        Step.objects.filter(run=run).order_by("step").values_list("step", "reward_mean", "reward_std", "metrics")
+    )
+    seen = {key for *_, metrics in steps if isinstance(metrics, dict) for key in metrics}
+    columns = dict(sorted(
+        ((key, METRIC_PREFIX + key if key in STEP_COLUMNS else key) for key in seen), key=lambda pair: pair[1]
+    ))
+    keys = list(columns)
+    with open(folder / STEPS_FILE, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([*STEP_COLUMNS, *columns.values()])
+        for step, mean, std, metrics in steps:
+            metrics = metrics if isinstance(metrics, dict) else {}
+            values = (_csv_value(metrics.get(key)) for key in keys)
+            writer.writerow([step, _csv_value(mean), _csv_value(std), *values])
+    return len(steps)
+
+
+def _run_document(run: Run, *, rows: int, steps: int, missing: int, files: list[str], thirds: Thirds) -> dict:
+    pool = run.pool
+    return {
+        "format": EXPORT_FORMAT, "format_version": EXPORT_FORMAT_VERSION,
+        "run_id": run.pk, "name": run.name, "created_at": run.created_at.isoformat(),
+        "status": run.status, "error": run.error,
+        "pool": {"id": pool.pk, "name": pool.name, "version": pool.version, "label": pool.label},
+        "base_model": run.base_model, "recipe_name": run.recipe_name, "recipe": run.recipe,
+        "hyperparameters": run.hyperparameters, "seed": run.seed, "subjects": run.subjects,
+        "steps_done": run.steps_done, "resumed_from": run.resumed_from,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "eval_result": run.eval_result,
+        "exported_at": timezone.now().isoformat(),
+        "rows": rows, "steps": steps, "missing_images": missing,
+        "thirds": thirds.to_dict(),
+        "files": files,
+    }
+
+
+def _fmt(value: float | None, spec: str = ".3f") -> str:
+    return "–" if value is None else format(value, spec)
+
+
+def _card(run: Run, document: dict, thirds: Thirds) -> str:
+    front = "\n".join([
+        "---",
+        f"pretty_name: {json.dumps(f'{run.name} (run {run.pk}) rollouts')}",
+        "tags:",
+        *(f"- {tag}" for tag in ("grpo", "reinforcement-learning", "code-generation", "p5.js", "watercolour")),
+        "configs:",
+        "- config_name: default",
+        "  data_files:",
+        "  - split: train",
+        f"    path: {DATA_DIR}/train-*.parquet",
+        "---",
+    ])
+    if thirds.first_mean is None:
+        table = f"No thirds yet: {thirds.reason}."
+    else:
+        spans = (thirds.first_steps, thirds.middle_steps, thirds.last_steps)
+        means = (thirds.first_mean, thirds.middle_mean, thirds.last_mean)
+        lows = (thirds.first_low, thirds.middle_low, thirds.last_low)
+        table = "\n".join([
+            "| | first third | middle third | last third |",
+            "|---|---|---|---|",
+            "| steps | " + " | ".join(f"{first}–{last}" for first, last in spans) + " |",
+            "| mean group reward | " + " | ".join(_fmt(mean) for mean in means) + " |",
+            f"| rollouts under {thirds.low_threshold:g} | " + " | ".join(str(low) for low in lows) + " |",
+            "",
+            f"Trend over {thirds.n_steps} steps: {_fmt(thirds.slope, '.5f')} reward per step "
+            f"(standard error {_fmt(thirds.slope_se, '.5f')}, t = {_fmt(thirds.t_stat, '.2f')}).",
+        ])
+    columns = "\n".join(f"- `{name}`: {description}" for name, _, description in COLUMNS)
+    recipe = run.recipe if isinstance(run.recipe, dict) else {}
+    return f"""{front}
+
+# {run.name}
+
+Every rollout of a GRPO run that teaches a coding model to paint watercolours by writing
+p5.brush JavaScript: the prompt, the reply, the extracted sketch, its rendered painting and
+its reward with each part. Exported by Paint with Code Studio.
+
+- base model: `{run.base_model}`
+- reward recipe: `{run.recipe_name}` (judge weight {recipe.get("w_judge", "?")}, \
+quality weight {recipe.get("w_quality", "?")})
+- pool: `{document["pool"]["label"]}`
+- status: {run.status}, {document["steps"]} steps, {document["rows"]} rollouts
+
+## Results (mean group reward by thirds of the run)
+
+{table}
+
+How these numbers come from the files (the studio's `training.stats.thirds_from_export`
+does exactly this): take the steps of `{STEPS_FILE}` that have a `reward_mean`; with n of
+them, the first and the last third are the first and the last floor(n/3) steps and the
+middle third is the rest; a third's mean is the mean of its steps' `reward_mean`. The trend
+is the least-squares slope of `reward_mean` on `step`, with its standard error (n - 2
+degrees of freedom) and t = slope / SE. Low rollouts are rows of `{DATA_DIR}/` whose
+`reward` is below {thirds.low_threshold:g} (null rewards never count), each counted in the
+third whose step range holds its step.
+
+## Loading
+
+```python
+from datasets import load_dataset
+rollouts = load_dataset("path/to/this/folder", split="train")  # images decode to PIL
+steps = load_dataset("csv", data_files="path/to/this/folder/{STEPS_FILE}", split="train")
+```
+
+(`datasets` infers one file format per folder, so the steps are not a second config.)
+
+## Files
+
+- `{DATA_DIR}/train-*.parquet`: one row per rollout (columns below)
+- `{STEPS_FILE}`: one row per step: `step`, `reward_mean`, `reward_std`, then every logged metric
+  (TRL's and the studio's `ours/...`, `violations/<code>`), sorted; a metric named like one of
+  the first three columns is prefixed with `{METRIC_PREFIX}`
+- `{RUN_FILE}`: the run's settings (recipe, hyper-parameters, seed, pool) and these thirds
+
+## Rollout columns
+
+{columns}
+"""
+
+
+# --- The target folder --------------------------------------------------------------------
+
+def previous_export(folder: Path) -> dict | None:
+    """run.json of an export in `folder`, or None when the folder holds no readable export."""
+    try:
+        document = json.loads((Path(folder) / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
+        return None
+    return document
+
+
+def _is_export_of(document: dict, run: Run) -> bool:
+    # The id alone could belong to another studio's run; id and creation time together cannot.
+    return document.get("run_id") == run.pk and document.get("created_at") == run.created_at.isoformat()
+
+
+def _owned_files(document: dict) -> list[str]:
+    """The files a previous export listed, limited to names an export writes (never a user's)."""
+    listed = document.get("files") if isinstance(document.get("files"), list) else []
+    return [name for name in listed if isinstance(name, str) and (name in _OWN_FILES or _SHARD_NAME.match(name))]
+
+
+def check_target(*, run: Run, out_dir: Path, replace_previous: bool = True) -> list[str] | None:
+    """None when `out_dir` is new or empty; the previous export's files when it holds an
+    export of this run that may be replaced; ExportRefused otherwise."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ExportRefused(f"{out_dir} is a file, not a folder")
+    if not out_dir.exists() or not any(out_dir.iterdir()):
+        return None
+    document = previous_export(out_dir)
+    if document is None or not _is_export_of(document, run):
+        what = (f"an export of run {document.get('run_id')} ({document.get('name')!r})" if document
+                else "files that are not an export of this run")
+        raise ExportRefused(f"{out_dir} holds {what}; export into a new or empty folder")
+    if not replace_previous:
+        raise ExportRefused(f"{out_dir} already holds an export of run {run.pk}; replace it with --overwrite")
+    return _owned_files(document)
+
+
+def _install(staging: Path, out_dir: Path, files: list[str], previous: list[str] | None) -> None:
+    if previous is None:
+        if out_dir.exists():
+            out_dir.rmdir()  # empty, checked before
+        staging.rename(out_dir)
+        return
+    # Replace file by file (os.replace is atomic for each); run.json, the export's marker,
+    # goes last, then the previous export's leftovers (e.g. shards of a longer run) go.
+    for name in sorted(files, key=lambda name: name == RUN_FILE):
+        (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / name, out_dir / name)
+    for name in set(previous) - set(files):
+        (out_dir / name).unlink(missing_ok=True)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+# --- Public entry points ------------------------------------------------------------------
+
+def export_run(*, run: Run, out_dir: Path, progress: Progress | None = None,
+               replace_previous: bool = True) -> ExportResult:
+    """Write `run` as a Hugging Face dataset folder at `out_dir`.
+
+    `out_dir` must be new, empty, or hold an earlier export of the same run, which is then
+    replaced (with `replace_previous=False` that is refused too). Files in it that an export
+    does not write are left alone. Nothing appears in `out_dir` until everything is written.
+    """
+    out_dir = Path(out_dir).expanduser()
+    previous = check_target(run=run, out_dir=out_dir, replace_previous=replace_previous)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+    try:
+        rows, shards, missing = _write_rollouts(run, staging, progress)
+        steps = _write_steps(run, staging)
+        thirds = thirds_from_export(staging)
+        files = [*shards, STEPS_FILE, CARD_FILE, RUN_FILE]
+        document = _run_document(run, rows=rows, steps=steps, missing=missing, files=files, thirds=thirds)
+        run_json = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        (staging / RUN_FILE).write_text(run_json, encoding="utf-8")
+        (staging / CARD_FILE).write_text(_card(run, document, thirds), encoding="utf-8")
+        size = sum((staging / name).stat().st_size for name in files)
+        _install(staging, out_dir, files, previous)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return ExportResult(
+        out_dir=out_dir, rows=rows, shards=tuple(out_dir / name for name in shards), steps=steps,
+        size_bytes=size, missing_images=missing, thirds=thirds, files=tuple(files),
+    )
+
+
+def export_zip_name(run: Run) -> str:
+    """File name for the download: `<run-name>-run<id>.zip`."""
+    return f"{slugify(run.name)[:60] or 'run'}-run{run.pk}.zip"
+
+
+def export_zip(*, run: Run, progress: Progress | None = None) -> Path:
+    """The export as a temporary zip (one top folder named like the zip); the caller deletes it.
+
+    Parquet shards are stored as they are (already compressed); text files are deflated.
+    """
+    top = export_zip_name(run).removesuffix(".zip")
+    handle, zip_name = tempfile.mkstemp(prefix=f"{top}-", suffix=".zip")
+    zip_path = Path(zip_name)
+    try:
+        with os.fdopen(handle, "wb") as out, tempfile.TemporaryDirectory(prefix="run-export-") as scratch:
+            result = export_run(run=run, out_dir=Path(scratch) / top, progress=progress)
+            with zipfile.ZipFile(out, "w") as archive:
+                for name in result.files:
+                    method = zipfile.ZIP_STORED if name.endswith(".parquet") else zipfile.ZIP_DEFLATED
+                    archive.write(result.out_dir / name, f"{top}/{name}", compress_type=method)
+    except BaseException:
+        zip_path.unlink(missing_ok=True)
+        raise
+    return zip_path
+
+
+def open_export_zip(*, run: Run, progress: Progress | None = None) -> BinaryIO:
+    """The export zip as an open binary file whose name is already unlinked (POSIX), so it
+    disappears when closed: hand it to FileResponse(..., filename=export_zip_name(run))."""
+    path = export_zip(run=run, progress=progress)
+    try:
+        handle = open(path, "rb")
+    finally:
+        path.unlink(missing_ok=True)
+    return handle

@@ -1,0 +1,78 @@
+"""`manage.py export_run RUN DIR [--overwrite]` — a run's rollouts, steps and thirds as a
+Hugging Face dataset folder (see training/export.py for the layout)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from paintapp.progress import progress_bar
+from paintapp.storage import human_size
+
+from training.export import ExportError, ExportRefused, ExportResult, export_run
+from training.models import Run
+
+USAGE_ERROR = 2
+
+
+
+def _number(value: float | None, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+class Command(BaseCommand):
+    help = (
+        "Export a run to DIR as a Hugging Face dataset folder: data/train-*.parquet (rollouts with "
+        "their paintings), steps.csv, run.json and README.md. DIR must be new or empty, or hold an "
+        "earlier export of the same run (replaced with --overwrite)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int, metavar="RUN", help="run id")
+        parser.add_argument("directory", metavar="DIR")
+        parser.add_argument(
+            "--overwrite", action="store_true", help="replace an earlier export of the same run in DIR"
+        )
+
+    def handle(self, *args, run: int, directory: str, overwrite: bool, **options):
+        instance = Run.objects.filter(id=run).select_related("pool").first()
+        if instance is None:
+            raise CommandError(f"no run {run}", returncode=USAGE_ERROR)
+        target = Path(directory).expanduser()
+
+        with progress_bar(f"exporting run {run}", "rollout") as progress:
+            try:
+                result = export_run(run=instance, out_dir=target, progress=progress, replace_previous=overwrite)
+            except ExportRefused as exc:
+                raise CommandError(str(exc), returncode=USAGE_ERROR) from exc
+            except (ExportError, OSError) as exc:
+                raise CommandError(f"export failed: {exc}", returncode=1) from exc
+        self._summary(instance, result)
+
+    def _summary(self, run: Run, result: ExportResult) -> None:
+        shards = len(result.shards)
+        self.stdout.write(self.style.SUCCESS(f"Exported run {run.pk} ({run.name}) to {result.out_dir}"))
+        self.stdout.write(
+            f"  {result.rows} rollouts in {shards} shard{'s' * (shards != 1)}, {result.steps} steps, "
+            f"{human_size(result.size_bytes)}"
+        )
+        if result.missing_images:
+            self.stdout.write(self.style.WARNING(
+                f"  {result.missing_images} stored painting(s) could not be read; their image is empty"
+            ))
+        t = result.thirds
+        if t.first_mean is None:
+            self.stdout.write(f"  thirds: none ({t.reason})")
+            return
+        self.stdout.write(
+            f"  mean group reward by thirds: {_number(t.first_mean)} → {_number(t.middle_mean)} → "
+            f"{_number(t.last_mean)} (steps {t.first_steps[0]}-{t.first_steps[1]}, "
+            f"{t.middle_steps[0]}-{t.middle_steps[1]}, {t.last_steps[0]}-{t.last_steps[1]})"
+        )
+        self.stdout.write(
+            f"  slope {_number(t.slope, '.5f')} per step, SE {_number(t.slope_se, '.5f')}, "
+            f"t {_number(t.t_stat, '.2f')}"
+        )
+        self.stdout.write(
+            f"  rollouts under {t.low_threshold:g}: {t.first_low} → {t.last_low} (first → last third)"
+        )
