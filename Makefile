@@ -25,8 +25,10 @@ $(VENV)/.installed: requirements.txt
 	$(PIP) install -q -r requirements.txt
 	@touch $@
 
-node_modules/.installed: package.json package-lock.json
+# CodeMirror is bundled from npm into one file for the rollout editor (never committed).
+node_modules/.installed: package.json package-lock.json static/src/codemirror-entry.js
 	npm ci --no-audit --no-fund
+	npm run --silent build
 	@touch $@
 
 services:

@@ -134,6 +134,7 @@ STATICFILES_DIRS = [
     BASE_DIR / "static",
     ("vendor/htmx", NODE_MODULES / "htmx.org" / "dist"),
     ("vendor/uplot", NODE_MODULES / "uplot" / "dist"),
+    ("vendor/codemirror", NODE_MODULES / ".studio"),  # esbuild bundle made by `make setup`
 ]
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))

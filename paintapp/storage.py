@@ -32,3 +32,13 @@ def human_size(n: int) -> str:
     if n >= 1024**2:
         return f"{n / 1024**2:.1f} MB"
     return f"{n / 1024:.1f} KB"
+
+
+def stored_png_response(name: str):
+    """A stored, content-addressed PNG as an HTTP response the browser may cache forever."""
+    from django.http import HttpResponse
+
+    with default_storage.open(name, "rb") as fh:
+        response = HttpResponse(fh.read(), content_type="image/png")
+    response["Cache-Control"] = "private, max-age=31536000, immutable"  # the name is the content's hash
+    return response

@@ -116,13 +116,21 @@ class Rollout(models.Model):
 
 
 class Revision(models.Model):
-    """An edited version of a rollout's code, re-rendered and re-scored like the original."""
+    """An edited version of a rollout's code, re-rendered and re-scored like the original.
+
+    rendering -> rendered (a painting that passed, ready to score) -> scoring -> done; a
+    painting that failed the gate or the render is done at once with reward 0, like a
+    rollout. `failed` is infrastructure only (no worker answered, a task crashed): no reward.
+    """
 
     class Status(models.TextChoices):
         RENDERING = "rendering", "Rendering"
+        RENDERED = "rendered", "Rendered"
         SCORING = "scoring", "Scoring"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+
+    PENDING = (Status.RENDERING, Status.SCORING)
 
     rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="revisions")
     code = models.TextField()
@@ -135,8 +143,22 @@ class Revision(models.Model):
     parts = models.JSONField(default=dict)
     judge_detail = models.JSONField(default=dict)
     error = models.TextField(blank=True)
+    render_task_id = models.CharField(max_length=64, blank=True)
+    score_task_id = models.CharField(max_length=64, blank=True)
+    stage_started_at = models.DateTimeField(null=True, blank=True, help_text="when the current render or score was queued")
+    wait_s = models.FloatField(default=0.0, help_text="how long the current task may wait for a worker")
+    finished_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status in self.PENDING
+
+    @property
+    def timed_out(self) -> bool:
+        """The renderer's watchdog stopped the sketch (a verdict on the code, not a failure)."""
+        return "render_timeout" in self.violations

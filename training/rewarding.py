@@ -51,6 +51,44 @@ def prompt_text(prompt: Any) -> str:
     return str(prompt)
 
 
+def render_seed(run_seed: int, step: int, index: int) -> int:
+    """The seed of the render of completion `index` (in the whole batch) at `step`: the editor
+    re-renders a rollout with the very seed the trainer used."""
+    return run_seed + step * 1000 + index
+
+
+def reward_parts(
+    recipe: Recipe, *, code: str, gate_passed: bool, render: dict | None, score: dict | None, failure: str = ""
+) -> tuple[float | None, dict, str]:
+    """One rollout's (reward, parts, failure) from its gate, render and score results.
+
+    `render` and `score` are what `render_sketch` and `score_painting` return; `failure` an
+    infrastructure failure already met (then the reward is None). Shared by the trainer and
+    the editor's revisions, so an edited sketch is rewarded exactly like a rollout.
+    """
+    length = length_score(
+        code, low_tokens=recipe.length_low_tokens, full_tokens=recipe.length_full_tokens,
+        high_tokens=recipe.length_high_tokens,
+    )
+    if failure:
+        parts = {"gate": 1.0 if gate_passed else 0.0, "length": length, "judge": None, "quality": None,
+                 "unavailable": [failure]}
+        return None, parts, failure
+    if not gate_passed or (render is not None and not render.get("passed")):
+        breakdown = combine(recipe, False, length, None, None)
+    else:
+        judge = (score or {}).get("judge") or {}
+        breakdown = combine(
+            recipe, True, length, judge.get("score"), (score or {}).get("quality"),
+            reasons=(score or {}).get("reasons", {}),
+        )
+        if breakdown.reward is None:
+            failure = "; ".join(breakdown.unavailable)
+    parts = breakdown.to_dict()
+    parts.pop("reward", None)
+    return breakdown.reward, parts, failure
+
+
 def _get(result, timeout: float) -> Any:
     # Waiting on subtasks from inside the trainer task is intended here: they run on other
     # queues (render, score), so they cannot deadlock the train worker.
@@ -109,7 +147,7 @@ class PaintingReward:
         t_render = time.monotonic()
         if to_render:
             job = group(
-                render_sketch.s(gated[i].code, seed=self.run.seed + step * 1000 + i, size=self.args.render_size)
+                render_sketch.s(gated[i].code, seed=render_seed(self.run.seed, step, i), size=self.args.render_size)
                 for i in to_render
             ).apply_async()
             deadline = time.monotonic() + self.args.render_deadline_s
@@ -153,33 +191,14 @@ class PaintingReward:
         for i in range(n):
             painting, render, score = gated[i], renders.get(i), scores.get(i)
             code = painting.code or ""
-            length = length_score(
-                code, low_tokens=self.recipe.length_low_tokens, full_tokens=self.recipe.length_full_tokens,
-                high_tokens=self.recipe.length_high_tokens,
-            )
             violations = list(painting.gate.codes)
-            failure = failures.get(i, "")
             if render is not None:
                 violations = sorted(set(violations) | set(render.get("violations", [])))
             passed = painting.gate.passed and render is not None and bool(render.get("passed"))
-            if failure:
-                breakdown = None
-                reward = None
-                parts = {"gate": 1.0 if painting.gate.passed else 0.0, "length": length, "judge": None, "quality": None,
-                         "unavailable": [failure]}
-            elif not painting.gate.passed or (render is not None and not render.get("passed")):
-                breakdown = combine(self.recipe, False, length, None, None)
-                reward, parts = breakdown.reward, breakdown.to_dict()
-            else:
-                judge = (score or {}).get("judge") or {}
-                breakdown = combine(
-                    self.recipe, True, length, judge.get("score"), (score or {}).get("quality"),
-                    reasons=(score or {}).get("reasons", {}),
-                )
-                reward, parts = breakdown.reward, breakdown.to_dict()
-                if reward is None:
-                    failure = "; ".join(breakdown.unavailable)
-            parts.pop("reward", None)
+            reward, parts, failure = reward_parts(
+                self.recipe, code=code, gate_passed=painting.gate.passed, render=render, score=score,
+                failure=failures.get(i, ""),
+            )
             rewards.append(reward)
             rows.append(Rollout(
                 run=self.run, step=step, group=i // G, position=i % G, subject=subjects[i][:120],

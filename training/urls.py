@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from training import views
 
@@ -7,9 +7,12 @@ urlpatterns = [
     path("", views.runs, name="runs"),
     path("new/", views.launch, name="launch"),
     path("<int:run_id>/", views.run_detail, name="run"),
+    path("<int:run_id>/gallery/", views.gallery, name="gallery"),
+    path("<int:run_id>/export.zip", views.run_export, name="export"),
     path("<int:run_id>/metrics.json", views.run_metrics, name="metrics"),
     path("<int:run_id>/stop/", views.run_stop, name="stop"),
     path("<int:run_id>/resume/", views.run_resume, name="resume"),
     path("<int:run_id>/delete/", views.run_delete, name="delete"),
     path("<int:run_id>/rollouts/<int:rollout_id>.png", views.rollout_image, name="rollout-image"),
+    path("", include("training.editor_urls")),
 ]

@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.files.storage import default_storage
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from paintapp.storage import stored_png_response
 from training import selectors, services
 from training.forms import LaunchForm
 from training.models import Rollout, Run
+from training.stats import run_thirds
 
 
 @require_GET
@@ -49,10 +50,18 @@ def launch(request):
 @require_GET
 def run_detail(request, run_id: int):
     run = get_object_or_404(Run.objects.select_related("pool", "created_by"), pk=run_id)
+    compared = selectors.runs_to_compare(run, request.GET.getlist("compare"))
     context = {
         "run": run,
         "steps": list(selectors.run_steps(run))[-50:],
         "rollouts": selectors.latest_rollouts(run),
+        "compared": compared,
+        "compare_choices": selectors.compare_choices(run, selected=compared),
+        "compare_sources": [
+            {"id": other.id, "label": f"#{other.id} {other.name}"[:40], "url": reverse("training:metrics", args=[other.id])}
+            for other in compared
+        ],
+        "thirds": [(r, run_thirds(r)) for r in [run, *compared]],
     }
     template = "training/run.html#live" if request.htmx else "training/run.html"
     return render(request, template, context)
@@ -121,11 +130,34 @@ def run_delete(request, run_id: int):
 
 
 @require_GET
+def gallery(request, run_id: int):
+    """Every rollout of a run: rows per step (newest first) or ranked by reward, filtered."""
+    run = get_object_or_404(Run.objects.select_related("pool"), pk=run_id)
+    flt = selectors.GalleryFilter.from_query(request.GET)
+    context = {
+        "run": run, "filter": flt, "page": selectors.gallery_page(run, flt),
+        "sorts": selectors.GALLERY_SORTS, "states": selectors.GALLERY_STATES,
+        "part_names": ("judge", "quality", "length"),
+    }
+    template = "training/gallery.html#results" if request.htmx and not request.htmx.boosted else "training/gallery.html"
+    return render(request, template, context, status=400 if flt.errors else 200)
+
+
+@require_GET
+def run_export(request, run_id: int):
+    """The run's rollouts as a Hugging Face dataset folder (parquet) plus steps.csv, zipped."""
+    from django.http import FileResponse
+
+    from training.export import export_zip_name, open_export_zip
+
+    run = get_object_or_404(Run, pk=run_id)
+    return FileResponse(open_export_zip(run=run), as_attachment=True, filename=export_zip_name(run),
+                        content_type="application/zip")
+
+
+@require_GET
 def rollout_image(request, run_id: int, rollout_id: int):
     rollout = get_object_or_404(Rollout, pk=rollout_id, run_id=run_id)
     if not rollout.png:
         raise Http404("this rollout has no painting")
-    with default_storage.open(rollout.png, "rb") as fh:
-        response = HttpResponse(fh.read(), content_type="image/png")
-    response["Cache-Control"] = "private, max-age=31536000, immutable"  # content-addressed
-    return response
+    return stored_png_response(rollout.png)

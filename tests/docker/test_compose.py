@@ -51,3 +51,17 @@ def test_the_image_copies_every_django_app_and_the_project():
     copied = set(re.findall(r"^COPY (\w+) \./\1$", DOCKERFILE.read_text(), re.MULTILINE))
     apps = {path.parent.name for path in REPO.glob("*/apps.py")}
     assert apps | {"paintapp", "templates", "static"} <= copied
+
+
+def test_the_assets_stage_builds_the_editor_bundle_the_settings_serve():
+    import json
+
+    dockerfile = DOCKERFILE.read_text()
+    build = json.loads((REPO / "package.json").read_text())["scripts"]["build"]
+    outfile = re.search(r"--outfile=(\S+)", build).group(1)
+    assert "npm run --silent build" in dockerfile and "COPY static/src ./static/src" in dockerfile
+    # The settings serve the bundle from the folder the build writes to.
+    from django.conf import settings
+
+    served = {str(source) for _, source in (d for d in settings.STATICFILES_DIRS if isinstance(d, tuple))}
+    assert str((REPO / outfile).parent) in served

@@ -22,28 +22,6 @@ FAST = {"num_generations": 4, "render_size": 128, "max_completion_length": 384, 
         "warmup_steps": 1, "render_deadline_s": 60, "score_deadline_s": 60}
 
 
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory) -> str:
-    """A fast-to-build model: it runs GRPO mechanics but rarely writes a passing sketch."""
-    from training.tiny_model import QUICK_SPEC, build_tiny_model
-
-    return str(build_tiny_model(tmp_path_factory.mktemp("models") / "tiny", QUICK_SPEC))
-
-
-@pytest.fixture(scope="session")
-def painter_model() -> str:
-    """The demo model (`make demo` builds the same one): its sketches pass the gate and
-    render most of the time. Built once per machine into MODELS_DIR (~5 min on 2 cores)."""
-    from django.conf import settings
-
-    from training.tiny_model import build_tiny_model
-
-    path = settings.MODELS_DIR / "tiny-painter"
-    if not (path / "config.json").exists():
-        build_tiny_model(path)
-    return str(path)
-
-
 @pytest.fixture
 def pool(curator):
     from tests.curation.factories import png_bytes  # noqa: F401 - real PNGs under the references

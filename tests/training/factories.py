@@ -1,0 +1,106 @@
+"""Small builders for training tests: a finished run with real steps and rollouts (real PNGs).
+
+No training happens here: the rows look like what the trainer and the reward function write,
+so pages, exports and statistics can be tested quickly.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from django.conf import settings
+
+from curation.services import grade_set, pool_freeze
+from paintapp.env.reward import PRESETS
+from paintapp.storage import store_content_addressed
+from tests.curation.factories import make_reference, png_bytes
+from training.config import RunArguments
+from training.models import Rollout, Run, Step
+
+CORPUS = Path(__file__).resolve().parents[1] / "env" / "corpus"
+GOOD = (CORPUS / "good" / "hibiscus.js").read_text()  # a complete sketch that passes the gate
+LOOP_FOREVER = """function setup() {
+  createCanvas(600, 600, WEBGL);
+  brush.scaleBrushes(3);
+  brush.fill("#c2185b", 230);
+  brush.circle(300, 300, 140, 0.4);
+  while (true) { brush.noStroke(); }
+}
+"""
+# Illustrative rollout code: not a complete sketch (no setup), so it fails the gate; the
+# factory's rows say "passed" from their rewards alone, like rows from an older gate would.
+SKETCH = """brush.fill("#c2410c", 80);
+brush.circle(200, 200, 90);
+brush.noFill();
+brush.set("2B", "#1f2937", 1);
+brush.line(120, 320, 300, 320);
+"""
+
+
+def make_pool(curator, name: str = "gallery"):
+    for tier in ["love"] * 4 + ["okay"] * 4 + ["reject"] * 2:
+        grade_set(reference=make_reference(), curator=curator, tier=tier)
+    return pool_freeze(name=name, curator=curator, eval_share=0.25)
+
+
+def make_run(pool, *, steps: int = 3, generations: int = 4, status: str = "finished", seed: int = 0,
+             name: str = "judge-led test run", rewards: list[list[float | None]] | None = None,
+             created_by=None) -> Run:
+    """A run with `steps` Step rows and `generations` rollouts per step.
+
+    `rewards[s][i]` sets rollout i of step s+1; None is an infrastructure failure and 0.0 a
+    failed gate. Without it rewards rise slowly with noise (seeded).
+    """
+    recipe = PRESETS["judge-led"]
+    args = RunArguments.from_dict({"num_generations": generations, "max_steps": max(1, steps)})
+    run = Run.objects.create(
+        name=name, pool=pool, base_model=str(Path(settings.MODELS_DIR) / "tiny-painter"),
+        recipe_name=recipe.name, recipe=recipe.to_dict(), subjects=["a peach hibiscus"],
+        hyperparameters=args.to_dict(), seed=seed, status=status, steps_done=steps, created_by=created_by,
+    )
+    rng = random.Random(seed)
+    references = list(pool.members.filter(split="train").values_list("reference_id", flat=True)[:4])
+    for s in range(1, steps + 1):
+        step_rewards = rewards[s - 1] if rewards else [
+            round(min(1.0, max(0.0, 0.3 + 0.04 * s + rng.gauss(0, 0.1))), 4) for _ in range(generations)
+        ]
+        rows = []
+        for i, reward in enumerate(step_rewards):
+            passed = reward is not None and reward > 0.0
+            png = store_content_addressed(png_bytes(size=48), folder="renders") if reward is None or passed else ""
+            judge = round(min(1.0, (reward or 0) * 1.1), 4) if passed else None
+            rows.append(Rollout(
+                run=run, step=s, group=0, position=i, subject="a peach hibiscus",
+                prompt="Paint a peach hibiscus in loose watercolour.",
+                reply=f"Here is my painting.\n```javascript\n{SKETCH}```\n",
+                code=SKETCH if reward != 0.0 else "rect(0, 0, 10, 10);",
+                png=png, passed=passed,
+                violations=[] if reward != 0.0 else ["bare_rect"],
+                reward=reward,
+                parts={"gate": 1.0 if reward != 0.0 else 0.0, "length": 0.2, "judge": judge,
+                       "quality": 0.5 if passed else None,
+                       "unavailable": ["render: TimeoutError: no render worker answered"] if reward is None else []},
+                judge_detail={"score": judge, "dropped": 0, "references": [
+                    {"reference_id": rid, "score": 0.5, "orders": [
+                        {"candidate_first": True, "p_candidate": 1.0, "reason": "looser, more alive washes"},
+                        {"candidate_first": False, "p_candidate": 0.0, "reason": "the reference has cleaner edges"},
+                    ]} for rid in references
+                ]} if passed else {},
+                reference_ids=references, paint_fraction=0.2 if png else None,
+                stats={"code_chars": len(SKETCH), "estimated_tokens": len(SKETCH) // 4, "shapes": 0, "vertices": 0,
+                       "circles": 1, "fills": 1, "brush_calls": 5,
+                       "brush_methods_used": ["circle", "fill", "line", "noFill", "set"]},
+                timings={"render_ms": 900}, failure="render: TimeoutError: no render worker answered" if reward is None else "",
+            ))
+        Rollout.objects.bulk_create(rows)
+        valid = [r for r in step_rewards if r is not None]
+        mean = sum(valid) / len(valid) if valid else None
+        std = (sum((r - mean) ** 2 for r in valid) / len(valid)) ** 0.5 if valid else None
+        Step.objects.create(run=run, step=s, reward_mean=mean, reward_std=std, metrics={
+            "reward": mean, "reward_std": std, "loss": 0.01 * s, "kl": 0.001 * s, "grad_norm": 0.5,
+            "learning_rate": 5e-5, "ours/gate_pass_rate": sum(1 for r in step_rewards if r) / len(step_rewards),
+            "ours/none_count": float(sum(1 for r in step_rewards if r is None)),
+            "ours/low_count": float(sum(1 for r in valid if r < 0.3)),
+            "ours/step_s": 20.0, "ours/generation_s": 5.0, "ours/render_s": 10.0, "ours/score_s": 2.0, "ours/update_s": 3.0,
+        })
+    return run

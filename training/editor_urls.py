@@ -1,0 +1,18 @@
+"""URLs of the rollout page and its editor (revisions), included under /runs/ by training/urls.py."""
+from django.urls import path
+
+from training import editor_views as views
+
+ROLLOUT = "<int:run_id>/rollouts/<int:rollout_id>/"
+REVISION = ROLLOUT + "revisions/<int:revision_id>/"
+
+urlpatterns = [
+    path("lint/", views.sketch_lint, name="sketch-lint"),
+    path(ROLLOUT, views.rollout_page, name="rollout"),
+    path(ROLLOUT + "render/", views.revision_render, name="rollout-render"),
+    path(ROLLOUT + "promote/", views.rollout_promote, name="rollout-promote"),
+    path(ROLLOUT + "compare/", views.revision_compare, name="rollout-compare"),
+    path(REVISION, views.revision_panel, name="revision"),
+    path(REVISION + "score/", views.revision_score, name="revision-score"),
+    path(REVISION + "painting.png", views.revision_image, name="revision-image"),
+]
