@@ -1,7 +1,10 @@
 """Reads for runs: the list with its summary columns, a run's steps and rollouts."""
 from __future__ import annotations
 
-from django.db.models import Max, OuterRef, QuerySet, Subquery
+from dataclasses import dataclass, field
+
+from django.db import connection
+from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
 
 from training.models import Rollout, Run, Step
 
@@ -24,3 +27,192 @@ def latest_rollouts(run: Run, *, limit: int = 16) -> list[Rollout]:
     if last_step is None:
         return []
     return list(Rollout.objects.filter(run=run, step=last_step).order_by("group", "position")[:limit])
+
+
+# --- gallery ------------------------------------------------------------------------------
+
+GALLERY_STEPS_PER_PAGE = 8
+GALLERY_ROLLOUTS_PER_PAGE = 48
+GALLERY_SORTS = {"step": "by step", "reward-desc": "best first", "reward-asc": "worst first"}
+GALLERY_STATES = {"": "all", "passed": "passed", "failed": "failed gate or render", "none": "None (infrastructure)"}
+
+
+@dataclass(frozen=True)
+class GalleryFilter:
+    """What the gallery shows; parsed from the query string, never trusted blindly."""
+
+    state: str = ""
+    violation: str = ""
+    reward_min: float | None = None
+    reward_max: float | None = None
+    sort: str = "step"
+    step: int | None = None  # by step: the first step on the page
+    page: int = 1  # best/worst first: the page number
+    errors: tuple[str, ...] = ()
+
+    @classmethod
+    def from_query(cls, query) -> "GalleryFilter":
+        errors: list[str] = []
+
+        def number(name: str, kind=float):
+            raw = (query.get(name) or "").strip()
+            if not raw:
+                return None
+            try:
+                return kind(raw)
+            except ValueError:
+                errors.append(f"{name.replace('_', ' ')} must be a number, not {raw[:20]!r}")
+                return None
+
+        state = query.get("state", "")
+        if state not in GALLERY_STATES:
+            errors.append(f"unknown state {state[:20]!r}")
+            state = ""
+        sort = query.get("sort", "step")
+        if sort not in GALLERY_SORTS:
+            errors.append(f"unknown sort {sort[:20]!r}")
+            sort = "step"
+        low, high = number("reward_min"), number("reward_max")
+        if low is not None and high is not None and low > high:
+            errors.append("the reward range is empty (min is above max)")
+        step, page = number("step", int), number("page", int)
+        return cls(
+            state=state, violation=(query.get("violation") or "").strip()[:40], reward_min=low, reward_max=high,
+            sort=sort, step=max(1, step) if step else None, page=max(1, page or 1), errors=tuple(errors),
+        )
+
+    @property
+    def active(self) -> bool:
+        return bool(self.state or self.violation or self.reward_min is not None or self.reward_max is not None)
+
+    def query(self, **changes) -> str:
+        """The query string of this filter with some fields changed (for links that work without JS)."""
+        from urllib.parse import urlencode
+
+        values = {
+            "state": self.state, "violation": self.violation, "reward_min": self.reward_min,
+            "reward_max": self.reward_max, "sort": self.sort, "step": self.step, "page": self.page,
+        } | changes
+        kept = {key: value for key, value in values.items() if value not in (None, "")}
+        if kept.get("sort") == "step":  # the default sort pages by step, the others by page number
+            kept.pop("sort")
+            kept.pop("page", None)
+        else:
+            kept.pop("step", None)
+            if kept.get("page") == 1:
+                kept.pop("page")
+        return urlencode(kept)
+
+
+def _violation_q(code: str) -> Q:
+    if connection.vendor == "postgresql":
+        return Q(violations__contains=[code])  # jsonb @> uses the column as stored
+    return Q(violations__icontains=f'"{code}"')  # SQLite stores JSON as text
+
+
+def gallery_rollouts(run: Run, flt: GalleryFilter) -> QuerySet:
+    rollouts = Rollout.objects.filter(run=run).defer("reply", "prompt", "judge_detail", "errors")
+    if flt.state == "passed":
+        rollouts = rollouts.filter(passed=True, reward__isnull=False)
+    elif flt.state == "failed":
+        rollouts = rollouts.filter(passed=False, reward__isnull=False)
+    elif flt.state == "none":
+        rollouts = rollouts.filter(reward__isnull=True)
+    if flt.violation:
+        rollouts = rollouts.filter(_violation_q(flt.violation))
+    if flt.reward_min is not None:
+        rollouts = rollouts.filter(reward__gte=flt.reward_min)
+    if flt.reward_max is not None:
+        rollouts = rollouts.filter(reward__lte=flt.reward_max)
+    return rollouts
+
+
+@dataclass
+class GalleryStepRow:
+    step: int
+    rollouts: list[Rollout]
+    metrics: dict
+
+
+@dataclass
+class GalleryPage:
+    steps_done: int
+    rows: list[GalleryStepRow] = field(default_factory=list)  # sort "step"
+    rollouts: list[Rollout] = field(default_factory=list)  # sort by reward
+    matching: int = 0
+    first_step: int = 1
+    last_step: int = 0
+    previous_query: str | None = None
+    next_query: str | None = None
+    page: int = 1
+    pages: int = 1
+    violation_codes: list[str] = field(default_factory=list)
+
+
+def run_violation_codes(run: Run) -> list[str]:
+    """Every violation code the run's steps counted (from the step metrics: no rollout scan)."""
+    codes: set[str] = set()
+    for metrics in Step.objects.filter(run=run).values_list("metrics", flat=True):
+        codes.update(key.split("/", 1)[1] for key in metrics if key.startswith("violations/"))
+    return sorted(codes)
+
+
+def gallery_page(run: Run, flt: GalleryFilter) -> GalleryPage:
+    last = Step.objects.filter(run=run).aggregate(s=Max("step"))["s"] or 0
+    last = max(last, Rollout.objects.filter(run=run).aggregate(s=Max("step"))["s"] or 0)
+    page = GalleryPage(steps_done=last, violation_codes=run_violation_codes(run))
+    rollouts = gallery_rollouts(run, flt)
+    if flt.sort == "step":
+        per = GALLERY_STEPS_PER_PAGE
+        # Without a chosen step, show the newest steps: that is what a live run is about.
+        first = flt.step if flt.step else max(1, last - per + 1)
+        first = min(first, max(1, last - per + 1)) if last else 1
+        page.first_step, page.last_step = first, min(last, first + per - 1)
+        window = list(rollouts.filter(step__gte=page.first_step, step__lte=page.last_step).order_by("step", "group", "position"))
+        metrics = dict(Step.objects.filter(run=run, step__gte=page.first_step, step__lte=page.last_step).values_list("step", "metrics"))
+        by_step: dict[int, list[Rollout]] = {}
+        for rollout in window:
+            by_step.setdefault(rollout.step, []).append(rollout)
+        page.rows = [GalleryStepRow(step=s, rollouts=by_step.get(s, []), metrics=metrics.get(s, {}))
+                     for s in range(page.last_step, page.first_step - 1, -1)]
+        page.matching = len(window)
+        if page.first_step > 1:
+            page.previous_query = flt.query(step=max(1, page.first_step - per))
+        if page.last_step < last:
+            page.next_query = flt.query(step=page.last_step + 1)
+        return page
+    per = GALLERY_ROLLOUTS_PER_PAGE
+    order = ("-reward", "step", "position") if flt.sort == "reward-desc" else ("reward", "step", "position")
+    rollouts = rollouts.filter(reward__isnull=False)  # None is not a reward: it cannot rank
+    page.matching = rollouts.count()
+    page.pages = max(1, -(-page.matching // per))
+    page.page = min(flt.page, page.pages)
+    start = (page.page - 1) * per
+    page.rollouts = list(rollouts.order_by(*order)[start:start + per])
+    if page.page > 1:
+        page.previous_query = flt.query(page=page.page - 1)
+    if page.page < page.pages:
+        page.next_query = flt.query(page=page.page + 1)
+    return page
+
+
+# --- comparing runs -----------------------------------------------------------------------
+
+MAX_COMPARED_RUNS = 7
+
+
+def runs_to_compare(run: Run, raw_ids: list[str]) -> list[Run]:
+    """The other runs chosen for overlay (unknown or malformed ids are ignored)."""
+    ids = [int(x) for x in raw_ids if x.isdigit() and int(x) != run.id][:MAX_COMPARED_RUNS]
+    found = {r.id: r for r in Run.objects.filter(id__in=ids).select_related("pool")}
+    return [found[i] for i in ids if i in found]
+
+
+def compare_choices(run: Run, *, selected: list[Run], limit: int = 30) -> list[tuple[Run, bool]]:
+    """Runs worth overlaying: those on the same pool first, then the newest, with their state."""
+    chosen = {r.id for r in selected}
+    others = list(
+        Run.objects.exclude(id=run.id).filter(steps_done__gt=0).select_related("pool").order_by("-created_at")[:limit]
+    )
+    others.sort(key=lambda r: (r.pool_id != run.pool_id, -r.created_at.timestamp()))
+    return [(r, r.id in chosen) for r in others]

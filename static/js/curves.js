@@ -1,14 +1,16 @@
 // Live training curves for the run page: polls the metrics endpoint for new steps only and
 // redraws uPlot charts. An EMA slider smooths the series (debiased at the start, like W&B
-// and TensorBoard); the raw series stays visible underneath.
+// and TensorBoard); the raw series stays visible underneath. Other runs chosen in the
+// "Compare" picker are overlaid on the same axes, one colour per run.
 (() => {
   "use strict";
   const root = document.getElementById("curves");
   if (!root || !window.uPlot) return;
-  const url = root.dataset.metricsUrl;
-  let keys = [];
-  const rows = []; // [step, ...values in keys order]
-  let lastStep = 0;
+  const compared = JSON.parse(document.getElementById("compare-runs")?.textContent || "[]");
+  // One source per run: the page's own run first.
+  const sources = [{ id: Number(root.dataset.run), label: root.dataset.label || "this run", url: root.dataset.metricsUrl }, ...compared]
+    .map((s) => ({ ...s, keys: [], rows: [], lastStep: 0, active: true }));
+  const overlay = sources.length > 1;
   let smoothing = Number(localStorage.getItem("paintapp.smoothing") || 0.6);
 
   const CHARTS = [
@@ -18,9 +20,12 @@
     { id: "chart-paint", title: "Paint fraction and diversity", series: ["ours/paint_fraction", "ours/diversity"] },
     { id: "chart-length", title: "Completion length (tokens)", series: ["completions/mean_length"] },
     { id: "chart-optim", title: "Loss, KL, grad norm", series: ["loss", "kl", "grad_norm"] },
+    { id: "chart-lr", title: "Learning rate", series: ["learning_rate"] },
     { id: "chart-time", title: "Seconds per step", series: ["ours/generation_s", "ours/render_s", "ours/score_s", "ours/update_s"], stacked: true },
   ];
-  const COLORS = ["#c0546a", "#4f7cac", "#2f8f5b", "#b7791f", "#7b5ea7", "#3b9ab2"];
+  const KEY_COLORS = ["#c0546a", "#4f7cac", "#2f8f5b", "#b7791f", "#7b5ea7", "#3b9ab2"];
+  const RUN_COLORS = ["#c0546a", "#4f7cac", "#2f8f5b", "#b7791f", "#7b5ea7", "#3b9ab2", "#6b7280", "#d946ef"];
+  const DASHES = [[], [6, 3], [2, 3], [8, 3, 2, 3]];
   const charts = new Map();
 
   function ema(values) {
@@ -36,95 +41,114 @@
     return out;
   }
 
-  function column(key) {
-    const i = keys.indexOf(key) + 1;
-    return rows.map((r) => (i > 0 ? r[i] : null));
+  // Every run's values on the shared x axis (the union of their steps); gaps are null.
+  function xAxis() {
+    const steps = new Set();
+    for (const s of sources) for (const r of s.rows) steps.add(r[0]);
+    return [...steps].sort((a, b) => a - b);
   }
 
-  function dataFor(spec) {
-    const x = rows.map((r) => r[0]);
+  function column(source, key, x) {
+    const i = source.keys.indexOf(key) + 1;
+    const byStep = new Map(source.rows.map((r) => [r[0], i > 0 ? r[i] : null]));
+    return x.map((step) => (byStep.has(step) ? byStep.get(step) : null));
+  }
+
+  function colorFor(sourceIndex, keyIndex) {
+    return overlay ? RUN_COLORS[sourceIndex % RUN_COLORS.length] : KEY_COLORS[keyIndex % KEY_COLORS.length];
+  }
+
+  function plan(spec) {
+    // The series of one chart, as [label, style, values-function] triples, in drawing order.
+    const out = [];
+    sources.forEach((source, si) => {
+      if (spec.stacked && si > 0) return; // a stacked time split only makes sense for one run
+      spec.series.forEach((key, ki) => {
+        const color = colorFor(si, ki);
+        const dash = overlay ? DASHES[ki % DASHES.length] : [];
+        const name = key.replace("ours/", "").replace("completions/", "");
+        const label = overlay ? `${name} · ${source.label}` : name;
+        if (spec.stacked) {
+          out.push({ label, style: { stroke: KEY_COLORS[ki], fill: KEY_COLORS[ki] + "55", width: 1 }, values: (x) => column(source, key, x), stack: true });
+          return;
+        }
+        if (smoothing > 0) out.push({ label: `${label} (raw)`, style: { stroke: color + "55", width: 1, dash }, values: (x) => column(source, key, x) });
+        out.push({ label, style: { stroke: color, width: 2, dash }, values: (x) => ema(column(source, key, x)) });
+        if (spec.band === "reward_std" && key === "reward" && si === 0) {
+          const bound = (sign) => (x) => {
+            const mean = ema(column(source, key, x));
+            const std = column(source, "reward_std", x);
+            return mean.map((m, j) => (m === null ? null : m + sign * (std[j] || 0)));
+          };
+          out.push({ label: "+std", style: { stroke: color + "44", width: 1, dash: [4, 4] }, values: bound(1) });
+          out.push({ label: "−std", style: { stroke: color + "44", width: 1, dash: [4, 4] }, values: bound(-1) });
+        }
+      });
+    });
+    return out;
+  }
+
+  function dataFor(spec, series, x) {
     const data = [x];
-    if (spec.stacked) {
-      let base = x.map(() => 0);
-      for (const key of spec.series) {
-        base = base.map((b, j) => b + (column(key)[j] || 0));
+    let base = x.map(() => 0);
+    for (const s of series) {
+      if (s.stack) {
+        const values = s.values(x);
+        base = base.map((b, j) => b + (values[j] || 0));
         data.push(base.slice());
-      }
-      return data;
-    }
-    for (const key of spec.series) {
-      const raw = column(key);
-      if (smoothing > 0) data.push(raw);
-      data.push(ema(raw));
-      if (spec.band === "reward_std" && key === "reward") {
-        const std = column("reward_std");
-        const smooth = ema(raw);
-        data.push(smooth.map((m, j) => (m === null ? null : m + (std[j] || 0))));
-        data.push(smooth.map((m, j) => (m === null ? null : m - (std[j] || 0))));
+      } else {
+        data.push(s.values(x));
       }
     }
     return data;
   }
 
-  function seriesFor(spec) {
-    const series = [{ label: "step" }];
-    spec.series.forEach((key, k) => {
-      const color = COLORS[k % COLORS.length];
-      const label = key.replace("ours/", "").replace("completions/", "");
-      if (spec.stacked) {
-        series.push({ label, stroke: color, fill: color + "55", width: 1 });
-        return;
-      }
-      if (smoothing > 0) series.push({ label: `${label} (raw)`, stroke: color + "55", width: 1 });
-      series.push({ label, stroke: color, width: 2 });
-      if (spec.band === "reward_std" && key === "reward") {
-        series.push({ label: "+std", stroke: color + "33", width: 1, dash: [4, 4] });
-        series.push({ label: "−std", stroke: color + "33", width: 1, dash: [4, 4] });
-      }
-    });
-    return series;
-  }
-
   function draw() {
+    const x = xAxis();
     for (const spec of CHARTS) {
       const el = document.getElementById(spec.id);
       if (!el) continue;
-      const data = dataFor(spec);
+      const series = plan(spec);
+      const data = dataFor(spec, series, x);
       const existing = charts.get(spec.id);
-      if (existing && existing.series.length === seriesFor(spec).length) {
+      if (existing && existing.series.length === series.length + 1) {
         existing.setData(data);
         continue;
       }
       if (existing) existing.destroy();
       el.replaceChildren();
       const opts = {
-        title: spec.title, width: el.clientWidth || 420, height: 200, series: seriesFor(spec),
+        title: spec.title, width: el.clientWidth || 420, height: 200,
+        series: [{ label: "step" }, ...series.map((s) => ({ label: s.label, ...s.style }))],
         scales: { x: { time: false }, y: spec.range ? { range: spec.range } : {} },
         axes: [{ label: "step" }, {}], legend: { live: true },
       };
       charts.set(spec.id, new uPlot(opts, data, el));
     }
-    root.dataset.steps = String(rows.length);
-    root.dataset.lastStep = String(lastStep);
+    const own = sources[0];
+    root.dataset.steps = String(own.rows.length);
+    root.dataset.lastStep = String(own.lastStep);
+    root.dataset.overlaidRuns = String(sources.length - 1);
+  }
+
+  async function pollSource(source) {
+    const response = await fetch(`${source.url}?after=${source.lastStep}`, { credentials: "same-origin" });
+    if (response.status === 404) source.active = false; // a compared run was deleted
+    if (!response.ok) return false;
+    const data = await response.json();
+    source.keys = data.keys;
+    for (const row of data.steps) source.rows.push(row);
+    if (data.steps.length) source.lastStep = data.steps[data.steps.length - 1][0];
+    source.active = ["queued", "running", "stopping"].includes(data.status);
+    return data.steps.length > 0;
   }
 
   async function poll() {
-    try {
-      const response = await fetch(`${url}?after=${lastStep}`, { credentials: "same-origin" });
-      if (response.ok) {
-        const data = await response.json();
-        keys = data.keys;
-        for (const row of data.steps) rows.push(row);
-        if (data.steps.length) {
-          lastStep = data.steps[data.steps.length - 1][0];
-          draw();
-        } else if (!charts.size) {
-          draw();
-        }
-        if (!["queued", "running", "stopping"].includes(data.status)) return; // the run ended
-      }
-    } catch (_) { /* a missed poll is retried on the next tick */ }
-    setTimeout(poll, 2000);
+    const live = sources.filter((s) => s.active);
+    const changed = await Promise.all(live.map((s) => pollSource(s).catch(() => false)));
+    if (changed.some(Boolean) || !charts.size) draw();
+    // A missed poll is retried on the next tick; polling ends when every shown run has ended.
+    if (sources.some((s) => s.active)) setTimeout(poll, 2000);
   }
 
   const slider = document.getElementById("smoothing");

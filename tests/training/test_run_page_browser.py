@@ -1,0 +1,69 @@
+"""The run page in a real browser: launch from the form, then watch steps arrive without a reload."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from tests.training.factories import make_pool, make_run
+from training.models import Run, Step
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+
+
+@pytest.mark.slow
+def test_a_run_launched_from_the_form_draws_each_new_step_without_a_reload(
+    signed_in_page, live_server, curator, start_worker, worker_env, painter_model
+):
+    pool = make_pool(curator, name="live")
+    worker_env["RENDER_TIMEOUT_S"] = "20"
+    for queue in ("train", "render", "score"):
+        start_worker(queue)
+    page = signed_in_page
+    page.goto(live_server.url + reverse("training:launch"))
+    page.fill("input[name=name]", "browser launch")
+    page.select_option("select[name=pool]", str(pool.id))
+    page.select_option("select[name=recipe]", "judge-led")
+    page.fill("input[name=base_model]", painter_model)  # it paints: each step renders, so steps take seconds
+    for name, value in {"max_steps": "3", "num_generations": "2", "max_completion_length": "1024",
+                        "warmup_steps": "1", "checkpoint_every": "1"}.items():
+        page.fill(f"input[name={name}]", value)
+    page.select_option("select[name=render_size]", "256")
+    page.click("form.launchform button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/runs/*/")
+    run = Run.objects.get(name="browser launch")
+    assert page.url.endswith(reverse("training:run", args=[run.id]))
+    assert run.hyperparameters["max_steps"] == 3 and run.created_by == curator
+
+    # A marker on the window survives only if the page is never reloaded.
+    page.evaluate("window.__notReloaded = true")
+    steps_at_load = Step.objects.filter(run=run).count()
+    last_step = "Number(document.querySelector('#curves').dataset.lastStep || 0)"
+    page.wait_for_function(f"{last_step} >= 1", timeout=240_000)
+    page.wait_for_function(f"{last_step} === 3", timeout=240_000)
+    assert steps_at_load < 3, "the run ended before the page loaded: no step was seen arriving"
+    assert page.evaluate("window.__notReloaded") is True
+    # The reward chart holds one point per step, and the live fragment followed the run to its end.
+    assert page.evaluate("document.querySelector('#curves').dataset.steps") == "3"
+    assert page.locator("#chart-reward canvas").count() == 1
+    page.wait_for_selector("#run-live[data-status='finished']", timeout=60_000)
+    assert "3 / 3 steps" in page.locator("#run-live .runstatus").inner_text()
+    assert page.locator("#steps-table tbody tr").count() == 3
+
+
+def test_it_overlays_the_runs_chosen_for_comparison(signed_in_page, live_server, curator):
+    pool = make_pool(curator, name="overlay")
+    base, other = make_run(pool, steps=6, seed=0, name="seed 0"), make_run(pool, steps=4, seed=1, name="seed 1")
+    page = signed_in_page
+    page.goto(live_server.url + reverse("training:run", args=[base.id]))
+    page.wait_for_selector("#curves[data-last-step='6']")
+    assert page.get_attribute("#curves", "data-overlaid-runs") == "0"
+    page.click("text=Compare with other runs")
+    page.check(f"input[name=compare][value='{other.id}']")
+    page.click("#compare-form button[type=submit]")
+    page.wait_for_url(f"**/runs/{base.id}/?compare={other.id}")
+    page.wait_for_selector("#curves[data-overlaid-runs='1'][data-last-step='6']")
+    legend = page.locator("#chart-reward .u-legend").inner_text()
+    assert f"#{other.id} seed 1" in legend and f"#{base.id} seed 0" in legend
+    # Both runs are in the thirds table too.
+    thirds = page.locator("table.thirds").inner_text()
+    assert "seed 0" in thirds and "seed 1" in thirds
