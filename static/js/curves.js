@@ -17,7 +17,8 @@
     { id: "chart-reward", title: "Mean group reward (± std)", series: ["reward"], band: "reward_std", range: [0, 1] },
     { id: "chart-parts", title: "Components", series: ["ours/judge", "ours/quality", "ours/length", "ours/gate_pass_rate"], range: [0, 1] },
     { id: "chart-counts", title: "Rollouts: None and under 0.3", series: ["ours/none_count", "ours/low_count"] },
-    { id: "chart-paint", title: "Paint fraction and diversity", series: ["ours/paint_fraction", "ours/diversity"] },
+    { id: "chart-paint", title: "Paint fraction (share of the canvas painted)", series: ["ours/paint_fraction"] },
+    { id: "chart-diversity", title: "Diversity (mean pairwise feature distance)", series: ["ours/diversity"] },
     { id: "chart-length", title: "Completion length (tokens)", series: ["completions/mean_length"] },
     { id: "chart-optim", title: "Loss, KL, grad norm", series: ["loss", "kl", "grad_norm"] },
     { id: "chart-lr", title: "Learning rate", series: ["learning_rate"] },
@@ -27,6 +28,14 @@
   const RUN_COLORS = ["#c0546a", "#4f7cac", "#2f8f5b", "#b7791f", "#7b5ea7", "#3b9ab2", "#6b7280", "#d946ef"];
   const DASHES = [[], [6, 3], [2, 3], [8, 3, 2, 3]];
   const charts = new Map();
+
+  // Learning rates and KLs live around 1e-5: plain decimals would print every tick as 0.
+  function tickLabel(v) {
+    if (v === 0) return "0";
+    const a = Math.abs(v);
+    if (a < 1e-3 || a >= 1e5) return v.toExponential(1);
+    return String(Number(v.toPrecision(3)));
+  }
 
   function ema(values) {
     if (smoothing <= 0) return values;
@@ -67,12 +76,12 @@
         const color = colorFor(si, ki);
         const dash = overlay ? DASHES[ki % DASHES.length] : [];
         const name = key.replace("ours/", "").replace("completions/", "");
-        const label = overlay ? `${name} · ${source.label}` : name;
+        const label = overlay ? `${name} #${source.id}` : name; // the run's full name is in the swatch list
         if (spec.stacked) {
           out.push({ label, style: { stroke: KEY_COLORS[ki], fill: KEY_COLORS[ki] + "55", width: 1 }, values: (x) => column(source, key, x), stack: true });
           return;
         }
-        if (smoothing > 0) out.push({ label: `${label} (raw)`, style: { stroke: color + "55", width: 1, dash }, values: (x) => column(source, key, x) });
+        if (smoothing > 0) out.push({ label: `${label} (raw)`, raw: true, style: { stroke: color + "55", width: 1, dash }, values: (x) => column(source, key, x) });
         out.push({ label, style: { stroke: color, width: 2, dash }, values: (x) => ema(column(source, key, x)) });
         if (spec.band === "reward_std" && key === "reward" && si === 0) {
           const bound = (sign) => (x) => {
@@ -80,8 +89,8 @@
             const std = column(source, "reward_std", x);
             return mean.map((m, j) => (m === null ? null : m + sign * (std[j] || 0)));
           };
-          out.push({ label: "+std", style: { stroke: color + "44", width: 1, dash: [4, 4] }, values: bound(1) });
-          out.push({ label: "−std", style: { stroke: color + "44", width: 1, dash: [4, 4] }, values: bound(-1) });
+          out.push({ label: "+std", raw: true, style: { stroke: color + "44", width: 1, dash: [4, 4] }, values: bound(1) });
+          out.push({ label: "−std", raw: true, style: { stroke: color + "44", width: 1, dash: [4, 4] }, values: bound(-1) });
         }
       });
     });
@@ -121,9 +130,14 @@
         title: spec.title, width: el.clientWidth || 420, height: 200,
         series: [{ label: "step" }, ...series.map((s) => ({ label: s.label, ...s.style }))],
         scales: { x: { time: false }, y: spec.range ? { range: spec.range } : {} },
-        axes: [{ label: "step" }, {}], legend: { live: true },
+        axes: [{ label: "step" }, { values: (u, ticks) => ticks.map(tickLabel), size: 56 }], legend: { live: true },
       };
-      charts.set(spec.id, new uPlot(opts, data, el));
+      const chart = new uPlot(opts, data, el);
+      // The raw series and the std band are drawn but kept out of the legend: it lists what
+      // a reader compares (one row per series and run), not every helper line.
+      const rows = chart.root.querySelectorAll(".u-legend .u-series");
+      series.forEach((s, i) => { if (s.raw && rows[i + 1]) rows[i + 1].style.display = "none"; });
+      charts.set(spec.id, chart);
     }
     const own = sources[0];
     root.dataset.steps = String(own.rows.length);

@@ -63,7 +63,8 @@ def test_it_overlays_the_runs_chosen_for_comparison(signed_in_page, live_server,
     page.wait_for_url(f"**/runs/{base.id}/?compare={other.id}")
     page.wait_for_selector("#curves[data-overlaid-runs='1'][data-last-step='6']")
     legend = page.locator("#chart-reward .u-legend").inner_text()
-    assert f"#{other.id} seed 1" in legend and f"#{base.id} seed 0" in legend
+    assert f"reward #{other.id}" in legend and f"reward #{base.id}" in legend and "(raw)" not in legend
+    assert f"#{other.id} seed 1" in page.inner_text("#curves")  # the run's name beside its colour
     # Both runs are in the thirds table too.
     thirds = page.locator("table.thirds").inner_text()
     assert "seed 0" in thirds and "seed 1" in thirds
