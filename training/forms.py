@@ -24,7 +24,10 @@ class LaunchForm(forms.Form):
     seed = forms.IntegerField(initial=0)
     max_steps = forms.IntegerField(initial=DEFAULTS.max_steps, min_value=1, max_value=100000, label="Steps")
     num_generations = forms.IntegerField(initial=DEFAULTS.num_generations, min_value=2, max_value=64, label="Generations per prompt (G)")
-    learning_rate = forms.FloatField(initial=DEFAULTS.learning_rate, min_value=1e-8, max_value=1.0)
+    learning_rate = forms.FloatField(
+        initial=DEFAULTS.learning_rate, min_value=1e-8, max_value=1.0,
+        help_text="5e-5 as published (a 35B model); the tiny demo model shows its progress in 20 steps at 1e-3",
+    )
     warmup_steps = forms.IntegerField(initial=DEFAULTS.warmup_steps, min_value=0)
     lr_scheduler_type = forms.ChoiceField(initial=DEFAULTS.lr_scheduler_type, choices=[
         (c, c) for c in ("constant_with_warmup", "constant", "linear", "cosine")
