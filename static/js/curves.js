@@ -127,7 +127,7 @@
       if (existing) existing.destroy();
       el.replaceChildren();
       const opts = {
-        title: spec.title, width: el.clientWidth || 420, height: 200,
+        title: spec.stacked && overlay ? `${spec.title} (this run)` : spec.title, width: el.clientWidth || 420, height: 200,
         series: [{ label: "step" }, ...series.map((s) => ({ label: s.label, ...s.style }))],
         scales: { x: { time: false }, y: spec.range ? { range: spec.range } : {} },
         axes: [{ label: "step" }, { values: (u, ticks) => ticks.map(tickLabel), size: 56 }], legend: { live: true },
