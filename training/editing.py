@@ -30,7 +30,7 @@ from curation.models import PoolMember, Provenance, Reference
 from curation.services import reference_create
 from paintapp.celery import app as celery_app
 from paintapp.env.reward import Recipe
-from paintapp.env.sketch import MAX_SOURCE_CHARS, gate_source, length_score
+from paintapp.env.sketch import MAX_SOURCE_CHARS, gate_source
 from training.config import RunArguments
 from training.models import Revision, Rollout
 from training.rewarding import render_seed, reward_parts
@@ -270,10 +270,7 @@ def _apply_render(revision: Revision, render: dict) -> None:
     recipe = rollout_recipe(revision.rollout)
     if revision.passed:
         # Gate and length are known now; judge and quality come with Score.
-        revision.parts = {"gate": 1.0, "length": length_score(
-            revision.code, low_tokens=recipe.length_low_tokens, full_tokens=recipe.length_full_tokens,
-            high_tokens=recipe.length_high_tokens,
-        )}
+        revision.parts = {"gate": 1.0, "length": recipe.length_part(revision.code)}
         revision.status = Revision.Status.RENDERED
         return
     gate_passed = bool((render.get("gate") or {}).get("passed"))

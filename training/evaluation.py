@@ -16,7 +16,6 @@ from curation.models import Tier
 from paintapp.env.painting import paint_reply
 from paintapp.env.prompts import build_messages, make_subject
 from paintapp.env.reward import Recipe, combine
-from paintapp.env.sketch import length_score
 from training.config import RunArguments
 from training.models import Run
 
@@ -90,7 +89,7 @@ def evaluate_run(run: Run, model, tokenizer, *, deadline_s: float = 600.0) -> di
             passed = painting.gate.passed and bool(rendered.get(i, {}).get("passed"))
             score = scores.get(i, {})
             breakdown = combine(
-                recipe, passed, length_score(painting.code or ""), (score.get("judge") or {}).get("score"),
+                recipe, passed, recipe.length_part(painting.code or ""), (score.get("judge") or {}).get("score"),
                 score.get("quality"), reasons=score.get("reasons", {}),
             )
             rewards.append(breakdown.reward)

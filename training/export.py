@@ -42,7 +42,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from training.models import Rollout, Run, Step
-from training.stats import Thirds, thirds_from_export
+from training.stats import Thirds, format_number, thirds_from_export
 
 Progress = Callable[[int, int, str], None]  # (rows done, rows in all, what was just written)
 
@@ -349,10 +349,6 @@ def _run_document(run: Run, *, rows: int, steps: int, missing: int, files: list[
     }
 
 
-def _fmt(value: float | None, spec: str = ".3f") -> str:
-    return "–" if value is None else format(value, spec)
-
-
 def _card(run: Run, document: dict, thirds: Thirds) -> str:
     front = "\n".join([
         "---",
@@ -376,11 +372,11 @@ def _card(run: Run, document: dict, thirds: Thirds) -> str:
             "| | first third | middle third | last third |",
             "|---|---|---|---|",
             "| steps | " + " | ".join(f"{first}–{last}" for first, last in spans) + " |",
-            "| mean group reward | " + " | ".join(_fmt(mean) for mean in means) + " |",
+            "| mean group reward | " + " | ".join(format_number(mean) for mean in means) + " |",
             f"| rollouts under {thirds.low_threshold:g} | " + " | ".join(str(low) for low in lows) + " |",
             "",
-            f"Trend over {thirds.n_steps} steps: {_fmt(thirds.slope, '.5f')} reward per step "
-            f"(standard error {_fmt(thirds.slope_se, '.5f')}, t = {_fmt(thirds.t_stat, '.2f')}).",
+            f"Trend over {thirds.n_steps} steps: {format_number(thirds.slope, '.5f')} reward per step "
+            f"(standard error {format_number(thirds.slope_se, '.5f')}, t = {format_number(thirds.t_stat, '.2f')}).",
         ])
     columns = "\n".join(f"- `{name}`: {description}" for name, _, description in COLUMNS)
     recipe = run.recipe if isinstance(run.recipe, dict) else {}

@@ -18,7 +18,6 @@ from celery import group
 from curation.selectors import group_references
 from paintapp.env.painting import paint_reply
 from paintapp.env.reward import Recipe, combine
-from paintapp.env.sketch import length_score
 from training.config import RunArguments
 from training.models import Rollout, Run
 
@@ -66,10 +65,7 @@ def reward_parts(
     infrastructure failure already met (then the reward is None). Shared by the trainer and
     the editor's revisions, so an edited sketch is rewarded exactly like a rollout.
     """
-    length = length_score(
-        code, low_tokens=recipe.length_low_tokens, full_tokens=recipe.length_full_tokens,
-        high_tokens=recipe.length_high_tokens,
-    )
+    length = recipe.length_part(code)
     if failure:
         parts = {"gate": 1.0 if gate_passed else 0.0, "length": length, "judge": None, "quality": None,
                  "unavailable": [failure]}

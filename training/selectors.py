@@ -81,10 +81,6 @@ class GalleryFilter:
             sort=sort, step=max(1, step) if step else None, page=max(1, page or 1), errors=tuple(errors),
         )
 
-    @property
-    def active(self) -> bool:
-        return bool(self.state or self.violation or self.reward_min is not None or self.reward_max is not None)
-
     def query(self, **changes) -> str:
         """The query string of this filter with some fields changed (for links that work without JS)."""
         from urllib.parse import urlencode
@@ -164,9 +160,9 @@ def gallery_page(run: Run, flt: GalleryFilter) -> GalleryPage:
     rollouts = gallery_rollouts(run, flt)
     if flt.sort == "step":
         per = GALLERY_STEPS_PER_PAGE
-        # Without a chosen step, show the newest steps: that is what a live run is about.
-        first = flt.step if flt.step else max(1, last - per + 1)
-        first = min(first, max(1, last - per + 1)) if last else 1
+        # Without a chosen step, show the newest steps: that is what a live run is about. A
+        # page always holds a full window, so a step near the end starts the last window.
+        first = max(1, min(flt.step or last, last - per + 1))
         page.first_step, page.last_step = first, min(last, first + per - 1)
         window = list(rollouts.filter(step__gte=page.first_step, step__lte=page.last_step).order_by("step", "group", "position"))
         metrics = dict(Step.objects.filter(run=run, step__gte=page.first_step, step__lte=page.last_step).values_list("step", "metrics"))

@@ -83,6 +83,11 @@ class Thirds:
         return data
 
 
+def format_number(value: float | None, spec: str = ".3f", missing: str = "–") -> str:
+    """A thirds number for people (the dataset card, the export command), dash when missing."""
+    return missing if value is None else format(value, spec)
+
+
 def _split(n: int) -> tuple[slice, slice, slice]:
     size = n // 3
     return slice(0, size), slice(size, n - size), slice(n - size, n)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import Http404
+from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -146,8 +146,6 @@ def gallery(request, run_id: int):
 @require_GET
 def run_export(request, run_id: int):
     """The run's rollouts as a Hugging Face dataset folder (parquet) plus steps.csv, zipped."""
-    from django.http import FileResponse
-
     from training.export import export_zip_name, open_export_zip
 
     run = get_object_or_404(Run, pk=run_id)

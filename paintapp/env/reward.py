@@ -48,6 +48,13 @@ class Recipe:
     def max_reward(self) -> float:
         return self.w_gate + self.w_length + self.w_judge + self.w_quality
 
+    def length_part(self, code: str) -> float:
+        """The length part of `code` under this recipe's token thresholds."""
+        from paintapp.env.sketch import length_score
+
+        return length_score(code, low_tokens=self.length_low_tokens, full_tokens=self.length_full_tokens,
+                            high_tokens=self.length_high_tokens)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

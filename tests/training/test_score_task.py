@@ -5,11 +5,11 @@ import pytest
 
 from curation.models import TasteModel
 from curation.selectors import group_references
-from curation.services import grade_set, pool_freeze
 from paintapp.env.reward import PRESETS, combine
 from paintapp.storage import store_content_addressed
-from tests.curation.factories import make_reference, png_bytes
+from tests.curation.factories import png_bytes
 from tests.support.fake_vlm_server import FakeVLMServer
+from tests.training.factories import make_pool
 from training.tasks import score_painting
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -17,9 +17,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def pool(curator):
-    for tier in ["love"] * 4 + ["okay"] * 4 + ["reject"] * 2:
-        grade_set(reference=make_reference(), curator=curator, tier=tier)
-    return pool_freeze(name="scoring", curator=curator, eval_share=0.25)
+    return make_pool(curator, name="scoring")
 
 
 @pytest.fixture

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from curation.services import grade_set, pool_freeze
 from paintapp.env.reward import PRESETS
-from tests.curation.factories import make_reference
+from tests.training.factories import make_pool
 from training import services
 from training.models import Rollout, Run, Step
 
@@ -24,11 +23,7 @@ FAST = {"num_generations": 4, "render_size": 128, "max_completion_length": 384, 
 
 @pytest.fixture
 def pool(curator):
-    from tests.curation.factories import png_bytes  # noqa: F401 - real PNGs under the references
-
-    for tier in ["love"] * 4 + ["okay"] * 4 + ["reject"] * 2:
-        grade_set(reference=make_reference(), curator=curator, tier=tier)
-    return pool_freeze(name="e2e", curator=curator, eval_share=0.25)
+    return make_pool(curator, name="e2e")
 
 
 @pytest.fixture

@@ -11,13 +11,10 @@ from paintapp.storage import human_size
 
 from training.export import ExportError, ExportRefused, ExportResult, export_run
 from training.models import Run
+from training.stats import format_number
 
 USAGE_ERROR = 2
 
-
-
-def _number(value: float | None, spec: str = ".3f") -> str:
-    return "-" if value is None else format(value, spec)
 
 
 class Command(BaseCommand):
@@ -65,13 +62,13 @@ class Command(BaseCommand):
             self.stdout.write(f"  thirds: none ({t.reason})")
             return
         self.stdout.write(
-            f"  mean group reward by thirds: {_number(t.first_mean)} → {_number(t.middle_mean)} → "
-            f"{_number(t.last_mean)} (steps {t.first_steps[0]}-{t.first_steps[1]}, "
+            f"  mean group reward by thirds: {format_number(t.first_mean)} → {format_number(t.middle_mean)} → "
+            f"{format_number(t.last_mean)} (steps {t.first_steps[0]}-{t.first_steps[1]}, "
             f"{t.middle_steps[0]}-{t.middle_steps[1]}, {t.last_steps[0]}-{t.last_steps[1]})"
         )
         self.stdout.write(
-            f"  slope {_number(t.slope, '.5f')} per step, SE {_number(t.slope_se, '.5f')}, "
-            f"t {_number(t.t_stat, '.2f')}"
+            f"  slope {format_number(t.slope, '.5f')} per step, SE {format_number(t.slope_se, '.5f')}, "
+            f"t {format_number(t.t_stat, '.2f', missing='-')}"
         )
         self.stdout.write(
             f"  rollouts under {t.low_threshold:g}: {t.first_low} → {t.last_low} (first → last third)"
