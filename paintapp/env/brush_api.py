@@ -6,6 +6,8 @@ library upgrade touches one file.
 
 from __future__ import annotations
 
+from paintapp.env.sketch_api import SKETCH_API
+
 # Every public member of the `brush` global in p5.brush 2.2.2 (npm), read from
 # node_modules/p5.brush/src/index.shared.js (the p5 build re-exports exactly these)
 # and checked against the `t.<name>=` assignments in dist/p5.brush.js.
@@ -34,14 +36,10 @@ KNOWN_BRUSH_METHODS: frozenset[str] = frozenset(
     }
 )
 
-# The only methods the system prompt teaches. Apart from fill's hex colour, none of
+# The only methods the system prompt teaches (the allowlist lives in sketch_api.json,
+# which the gate and the render page read too). Apart from fill's hex colour, none of
 # them takes a string, which keeps the model away from named brushes and presets.
-ALLOWED_BRUSH_METHODS: frozenset[str] = frozenset(
-    {
-        "scaleBrushes", "noStroke", "fill", "noFill", "fillBleed", "fillTexture",
-        "beginShape", "vertex", "endShape", "circle",
-    }
-)
+ALLOWED_BRUSH_METHODS: frozenset[str] = frozenset(SKETCH_API.brush_methods)
 
 # Prompt order, with the argument shapes we teach.
 ALLOWED_BRUSH_SIGNATURES: tuple[tuple[str, str], ...] = (

@@ -65,6 +65,27 @@ from queue import Queue
 from typing import Any
 
 from paintapp.env.image import BLANK_THRESHOLD, paint_fraction
+from paintapp.env.sandbox import (  # noqa: F401 - the codes are part of this module's API
+    BLANK_CANVAS,
+    CANVAS_SWAPPED,
+    CANVAS_TOO_LARGE,
+    RENDER_ERROR,
+    RENDER_TIMEOUT,
+    RUNTIME_BARE_PRIMITIVE,
+    RUNTIME_CODES,
+    RUNTIME_DISALLOWED_BRUSH,
+    RUNTIME_FORBIDDEN_API,
+    RUNTIME_TEXT,
+    code_for_denied,
+    compose_module,
+    counts,
+    parse_reading,
+    png_size,
+    reader_expression,
+    shadowable,
+    shadows_module,
+)
+from paintapp.env.sketch_api import SKETCH_API
 
 log = logging.getLogger(__name__)
 
@@ -74,16 +95,9 @@ REFERENCE_SIZE = 600  # sketches are written for a 600x600 canvas
 SETUP_BUDGET_S = 30.0
 ORIGIN = "http://paint.invalid"  # .invalid never resolves: nothing here can leak to a real host
 SKETCH_PATH = "/sketch.js"
+SHADOWS_PATH = "/shadows.js"
 PAGE_DIR = Path(__file__).resolve().parent / "page"
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-# Verdict codes (stable strings, stored with every rollout).
-RUNTIME_BARE_PRIMITIVE = "runtime_bare_primitive"
-RUNTIME_TEXT = "runtime_text"
-RENDER_ERROR = "render_error"
-RENDER_TIMEOUT = "render_timeout"
-BLANK_CANVAS = "blank_canvas"
-CANVAS_TOO_LARGE = "canvas_too_large"
 
 CSP = "; ".join(
     [
@@ -188,6 +202,10 @@ class RendererConfig:
     hard_grace_s: float = 10.0  # after a kill at the deadline, how long the worker may take to recover
     chromium_sandbox: bool = False  # Chromium's OS sandbox (not available as root)
     headless: bool = True
+    # The module-scope stubs for every global outside the allowlist (sandbox.py). Off
+    # only to test the layers beneath it (CSP, request interception, Chromium flags)
+    # with sketches that can reach `fetch` and `document`; never off in the studio.
+    shadow_globals: bool = True
 
     def __post_init__(self) -> None:
         if self.gpu_mode not in ("swiftshader", "hardware"):
@@ -301,6 +319,9 @@ class _Slot:
         self.crashed = False
         self.navigated = False
         self.sketch_served = False  # until then, a failure cannot be the sketch's doing
+        self.shadows_served = False
+        self.cdp: Any = None  # a DevTools session for the isolated reader
+        self.reader_world: int | None = None
         self.opened_ms = 0.0  # context + page
         self.loaded_ms = 0.0  # harness + libraries
         self.prewarmed = False
@@ -341,6 +362,10 @@ class _Worker:
         self.renders_in_browser = 0
         self.launch_failures = 0
         self.killed = threading.Event()  # set by the watchdog before it kills the browser
+        # The page's global names less the allowlist, asked once of a page no sketch has
+        # touched; every sketch module imports a stub for each (see sandbox.py).
+        self.shadow_names: list[str] | None = None
+        self.shadows_js: bytes = b""
         self.thread = threading.Thread(target=self._loop, name="paint-renderer", daemon=True)
         self.thread.start()
 
@@ -505,11 +530,17 @@ class _Worker:
                         # it with Chromium's error page.
                         route.fulfill(status=204, body=b"")
                         return
-                if path == SKETCH_PATH and slot.code is not None:
+                if path == SKETCH_PATH and slot.code is not None and not slot.sketch_served:
                     slot.sketch_served = True
                     route.fulfill(status=200, body=slot.code.encode("utf-8"), headers={
                         "content-type": "text/javascript; charset=utf-8", "cache-control": "no-store"})
-                elif path is not None and path in assets:
+                elif path == SHADOWS_PATH and slot.sketch_served and not slot.shadows_served:
+                    slot.shadows_served = True
+                    route.fulfill(status=200, body=self.shadows_js, headers={
+                        "content-type": "text/javascript; charset=utf-8", "cache-control": "no-store"})
+                elif path is not None and path in assets and not slot.sketch_served:
+                    # The harness and the libraries load before the sketch, and never again
+                    # (a sketch's import() of p5 would be a second, unguarded copy).
                     body, ctype = assets[path]
                     headers = {"content-type": ctype, "cache-control": "no-store"}
                     if path == "/":
@@ -534,6 +565,16 @@ class _Worker:
             page.goto(ORIGIN + "/", wait_until="load", timeout=_remaining_ms(deadline))
             if not page.evaluate("() => !!(window.__paint && window.__paint.libraries)"):
                 raise RenderUnavailable("the render harness or the p5/p5.brush libraries failed to load")
+            if self.shadow_names is None:
+                names = page.evaluate("n => window.__paint.shadowNames(n)", sorted(SKETCH_API.allowed_globals))
+                self.shadow_names = shadowable([str(n) for n in names or []])
+                self.shadows_js = shadows_module(self.shadow_names).encode("utf-8")
+            # A world of its own on the same page: the same DOM and canvas, none of the
+            # page's JavaScript objects, so nothing the sketch does reaches the reader.
+            slot.cdp = context.new_cdp_session(page)
+            frame_id = slot.cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
+            world = slot.cdp.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": "paint-reader"})
+            slot.reader_world = int(world["executionContextId"])
             slot.loaded_ms = (time.perf_counter() - t1) * 1000
         except BaseException:
             _close_quietly(slot)
@@ -555,7 +596,9 @@ class _Worker:
             timings["load_ms"] = round(slot.loaded_ms, 1)
             timings["prewarmed"] = 1.0 if slot.prewarmed else 0.0
             t_run = time.perf_counter()
-            slot.code = job.code
+            shadows = (self.shadow_names or []) if self.config.shadow_globals else []
+            slot.code = compose_module(job.code, shadows)
+            nonce = uuid.uuid4().hex
             self.renders_in_browser += 1
             # The sketch's clock starts now: launching Chromium and loading the libraries
             # are the infrastructure's time, not the sketch's.
@@ -570,16 +613,23 @@ class _Worker:
                     "maxGraphicsPixels": 4 * self.config.max_pixels,
                     "drawFrames": self.config.draw_frames,
                     "sketchUrl": SKETCH_PATH,
+                    "nonce": nonce,
+                    "api": SKETCH_API.to_page(),
                 },
                 timeout=_remaining_ms(job.run_deadline),
             )
-            data = handle.json_value()
+            handle.dispose()
             timings["run_ms"] = round((time.perf_counter() - t_run) * 1000, 1)
-            if not isinstance(data, dict):
-                raise RenderUnavailable("the render harness returned no result")
-            result = self._verdict(job, data, slot, timings)
+            t_read = time.perf_counter()
+            reading = parse_reading(slot.cdp.send("Runtime.evaluate", {
+                "expression": reader_expression(nonce, self.config.max_pixels),
+                "contextId": slot.reader_world, "returnByValue": True,
+            }).get("result", {}).get("value"))
+            timings["capture_ms"] = round((time.perf_counter() - t_read) * 1000, 1)
+            result = self._verdict(job, reading, timings)
             ok = True
-            if data.get("status") == "error" and not data.get("png") and not slot.page.evaluate(
+            status = (reading.result or {}).get("status")
+            if status == "error" and reading.png is None and not slot.page.evaluate(
                 "() => window.__paint.probe()"
             ):
                 # WebGL itself is gone (the GPU process gave up after crashes): that is
@@ -671,11 +721,14 @@ class _Worker:
             png=None, violations=[code], errors=[RenderError(message)], size=job.size, seed=job.seed
         )
 
-    def _verdict(self, job: _Job, data: dict[str, Any], slot: _Slot, timings: dict[str, float]) -> Render:
-        png: bytes | None = None
-        url = data.get("png")
-        if isinstance(url, str) and url.startswith("data:image/png;base64,"):
-            png = base64.b64decode(url.split(",", 1)[1])
+    def _verdict(self, job: _Job, reading: Any, timings: dict[str, float]) -> Render:
+        """Decide the verdict from what the isolated reader saw: the harness's raw counts,
+        the canvas that carries this render's nonce, and its pixels."""
+        data = reading.result
+        if data is None:
+            # The harness always writes its result before the render promise resolves;
+            # a page that resolved without one was tampered with by the sketch.
+            return self._failure(job, RENDER_ERROR, "The render page returned no result.")
         errors = [
             RenderError(
                 str(e.get("message", ""))[:600], _int_or_none(e.get("line")), _int_or_none(e.get("col"))
@@ -683,14 +736,22 @@ class _Worker:
             for e in (data.get("errors") or [])[:20]
             if isinstance(e, dict)
         ]
-        violations: list[str] = []
-        page_violations = {str(v) for v in (data.get("violations") or [])}
-        for code in (RUNTIME_BARE_PRIMITIVE, RUNTIME_TEXT, CANVAS_TOO_LARGE):
-            if code in page_violations:
-                violations.append(code)
-        if png is None and not errors:
-            msg = data.get("captureError") or "The sketch produced no canvas."
-            errors.append(RenderError(str(msg)))
+        denied = counts(data.get("denied"))
+        violations = sorted({code_for_denied(name) for name in denied})
+        png: bytes | None = None
+        made_w, made_h = _int_or_none(data.get("canvasWidth")) or 0, _int_or_none(data.get("canvasHeight")) or 0
+        if reading.width * reading.height > self.config.max_pixels:
+            violations.append(CANVAS_TOO_LARGE)
+        elif made_w and (reading.canvases != 1 or reading.tagged != 1
+                         or (reading.width, reading.height) != (made_w, made_h)):
+            # The canvas p5 made is gone, doubled, or not the size it was made at.
+            violations.append(CANVAS_SWAPPED)
+        elif reading.png is not None and png_size(reading.png) == (reading.width, reading.height):
+            png = reading.png
+        elif reading.png is not None:
+            violations.append(CANVAS_SWAPPED)
+        if png is None and not errors and not violations:
+            errors.append(RenderError(reading.error or "The sketch produced no canvas."))
         if errors or data.get("status") == "error":
             violations.append(RENDER_ERROR)
         fraction = 0.0
@@ -700,28 +761,29 @@ class _Worker:
             timings["measure_ms"] = round((time.perf_counter() - t) * 1000, 1)
             if fraction < BLANK_THRESHOLD:
                 violations.append(BLANK_CANVAS)
-        marks = {k: float(v) for k, v in (data.get("marks") or {}).items() if isinstance(v, (int, float))}
+        raw_marks = data.get("marks") if isinstance(data.get("marks"), dict) else {}
+        marks = {k: float(v) for k, v in raw_marks.items()
+                 if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
         def span(a: str, b: str) -> float | None:
             return round(marks[b] - marks[a], 1) if a in marks and b in marks else None
 
-        # Page-clock spans: draw = sketch load + setup + frames; capture = GPU flush + PNG.
+        # Page-clock spans: draw = sketch load + setup + frames; flush = GPU finish.
         for key, a, b in (
             ("draw_ms", "run", "done"), ("sketch_ms", "run", "sketchLoaded"),
             ("setup_ms", "setupStart", "setupEnd"), ("frames_ms", "setupEnd", "done"),
-            ("capture_ms", "done", "captured"), ("gpu_flush_ms", "done", "flushed"),
-            ("encode_ms", "flushed", "captured"),
+            ("gpu_flush_ms", "done", "flushed"),
         ):
             value = span(a, b)
             if value is not None:
                 timings[key] = value
-        blocked = [f"csp {c}"[:200] for c in (data.get("csp") or [])[:50]]
+        blocked = [f"csp {c}"[:200] for c in (data.get("csp") or [])[:50] if isinstance(c, str)]
         return Render(
             png=png,
-            violations=violations,
+            violations=list(dict.fromkeys(violations)),
             errors=errors,
-            brush_calls=_count_dict(data.get("brush")),
-            bare_calls=_count_dict(data.get("bare")),
+            brush_calls=counts(data.get("brush")),
+            bare_calls=denied,
             paint_fraction=round(fraction, 6),
             size=job.size,
             seed=job.seed,
@@ -731,12 +793,6 @@ class _Worker:
 
 def _int_or_none(v: Any) -> int | None:
     return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
-
-
-def _count_dict(v: Any) -> dict[str, int]:
-    if not isinstance(v, dict):
-        return {}
-    return {str(k)[:64]: int(n) for k, n in list(v.items())[:200] if isinstance(n, (int, float))}
 
 
 def _remaining_ms(deadline: float) -> float:

@@ -77,6 +77,8 @@ from paintapp.env.brush_api import (
     SHAPE_CALLS_ALLOWLIST,
     SHAPE_CALLS_KNOWN,
 )
+from paintapp.env.scopes import ScopeReport, decode_identifier, resolve
+from paintapp.env.sketch_api import SKETCH_API
 
 __all__ = [
     "ALLOWED_BRUSH_METHODS",
@@ -106,10 +108,11 @@ DISALLOWED_BRUSH = "disallowed_brush_method"
 NO_PAINTING = "no_painting_calls"
 TOO_LONG = "too_long"
 GATE_ERROR = "gate_error"
+FORBIDDEN = "forbidden_api"
 
 VIOLATION_CODES: tuple[str, ...] = (
     NO_SKETCH, TRUNCATED, MISSING_ENTRY, NOT_WEBGL, EXTERNAL, TEXT, BARE,
-    UNKNOWN_BRUSH, DISALLOWED_BRUSH, NO_PAINTING, TOO_LONG, GATE_ERROR,
+    UNKNOWN_BRUSH, DISALLOWED_BRUSH, NO_PAINTING, TOO_LONG, GATE_ERROR, FORBIDDEN,
 )
 
 STRICTNESS_LEVELS = ("allowlist", "known")
@@ -123,28 +126,12 @@ MAX_VIOLATIONS_PER_CODE = 20
 # ---------------------------------------------------------------------------------------
 # Name lists (p5.js 2.x globals)
 
-# p5 functions that draw geometry or pixels without the brush.
-PRIMITIVE_NAMES: frozenset[str] = frozenset(
-    {
-        "rect", "square", "ellipse", "circle", "arc", "line", "point", "triangle", "quad",
-        "bezier", "curve", "spline", "vertex", "bezierVertex", "quadraticVertex",
-        "curveVertex", "splineVertex", "beginShape", "endShape", "beginContour",
-        "endContour", "image", "plane", "box", "sphere", "cylinder", "cone", "ellipsoid",
-        "torus", "model", "buildGeometry", "beginGeometry", "endGeometry", "updatePixels",
-    }
-)
+# p5 functions that draw geometry or pixels without the brush (sketch_api.json).
+PRIMITIVE_NAMES: frozenset[str] = SKETCH_API.primitive_names
 # Renderer internals reachable as properties; same effect as bare primitives.
 RAW_RENDERER_PROPERTIES: frozenset[str] = frozenset({"drawingContext", "_renderer"})
 
-TEXT_NAMES: frozenset[str] = frozenset(
-    {
-        "text", "textFont", "textSize", "textAlign", "textStyle", "textLeading", "textWrap",
-        "textWidth", "textAscent", "textDescent", "textBounds", "textToPoints",
-        "textToContours", "textToPaths", "textToModel", "textDirection", "textProperty",
-        "textProperties", "textWeight", "fontBounds", "fontWidth", "fontAscent",
-        "fontDescent",
-    }
-)
+TEXT_NAMES: frozenset[str] = SKETCH_API.text_names
 DOM_TEXT_CREATORS: frozenset[str] = frozenset(
     {"createP", "createDiv", "createSpan", "createA", "createButton"}
 )
@@ -177,11 +164,21 @@ EXTERNAL_PROPERTIES: frozenset[str] = frozenset(
         "constructor", "__proto__", "__defineGetter__", "__defineSetter__",
         "createObjectURL", "serviceWorker", "postMessage", "fetch", "eval",
         "importScripts", "elt", "execCommand", "XMLHttpRequest", "WebSocket",
+        # reflection that reaches or rewrites shared built-ins (frozen at runtime anyway)
+        "prototype", "defineProperty", "defineProperties", "setPrototypeOf",
+        "getPrototypeOf", "getOwnPropertyDescriptor", "getOwnPropertyDescriptors",
+        "__lookupGetter__", "__lookupSetter__",
     }
 )
 HARD_GLOBAL_OBJECTS: frozenset[str] = frozenset({"window", "globalThis"})
 SOFT_GLOBAL_OBJECTS: frozenset[str] = frozenset({"self", "top", "parent", "frames"})
 TIMER_NAMES: frozenset[str] = frozenset({"setTimeout", "setInterval"})
+# Free names that the rules above give their own codes; every other name outside the
+# allowlist is `forbidden_api`.
+_JUDGED_ELSEWHERE: frozenset[str] = (
+    PRIMITIVE_NAMES | TEXT_NAMES | EXTERNAL_NAMES | SOFT_EXTERNAL_NAMES | HARD_GLOBAL_OBJECTS
+    | SOFT_GLOBAL_OBJECTS | RAW_RENDERER_PROPERTIES | {"p5", "brush"}
+)
 
 _LOADER = re.compile(r"load[A-Z]\w*\Z")  # loadImage, loadJSON, loadFont, loadShader, ...
 _SAFE_LOADERS = frozenset({"loadPixels"})  # reads the canvas, no I/O
@@ -362,13 +359,19 @@ _MEMBER_TYPES = frozenset({"member_expression", "subscript_expression"})
 # `this` is an instance (not the window) inside these.
 _THIS_SCOPES = frozenset({"class_body", "method_definition"})
 _SKIP_TYPES = frozenset({"comment", "regex", "html_comment"})
+_NAME_TYPES = frozenset({"identifier", "property_identifier", "shorthand_property_identifier",
+                         "shorthand_property_identifier_pattern"})
 _HANDLED_TYPES = frozenset(
     {
         "identifier", "shorthand_property_identifier", "shorthand_property_identifier_pattern",
         "member_expression", "subscript_expression", "call_expression", "this", "string",
         "template_string", "method_definition", "pair", "import_statement", "import",
+        "assignment_expression",
     }
 )
+# Arguments that cannot be a colour (background(img), background({toString() {...}})).
+_NON_COLOUR_TYPES = frozenset({"object", "array", "arrow_function", "function_expression",
+                               "function", "new_expression", "class", "generator_function"})
 _ASSIGN_TYPES = frozenset(
     {"assignment_expression", "augmented_assignment_expression"}
 )
@@ -412,10 +415,13 @@ class _Pending:
     #     the property read on it: judge it as window.<property> unless declared;
     # "method": report unless the sketch defines a method called `name`.
     kind: str = "undeclared"
+    # the identifier whose scope decides (default: `node`)
+    ref: Node | None = None
 
 
 class _Analysis:
-    def __init__(self, source: str, strictness: str) -> None:
+    def __init__(self, source: str, strictness: str, scopes: ScopeReport | None = None) -> None:
+        self.scopes = scopes
         self.source = source
         self.strictness = strictness
         self.data = source.encode("utf-8", "replace")
@@ -432,7 +438,9 @@ class _Analysis:
     # -- helpers -------------------------------------------------------------------------
 
     def text(self, node: Node) -> str:
-        return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        raw = self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        # `\u0072ect` names `rect`: identifiers are judged by what they spell
+        return decode_identifier(raw) if node.type in _NAME_TYPES else raw
 
     def add(self, code: str, message: str, node: Node | None) -> None:
         self.found.append((code, message, node))
@@ -538,6 +546,13 @@ class _Analysis:
             name = node.child_by_field_name("name")
             if name is not None:
                 self.defined_methods.add(self.text(name))
+        elif ntype == "assignment_expression":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if (left is not None and right is not None and left.type == "member_expression"
+                    and right.type in _CALLABLE_TYPES):
+                prop = left.child_by_field_name("property")
+                if prop is not None:
+                    self.defined_methods.add(self.text(prop))
         elif ntype == "pair":
             key, value = node.child_by_field_name("key"), node.child_by_field_name("value")
             if key is not None and value is not None and value.type in _CALLABLE_TYPES:
@@ -711,6 +726,11 @@ class _Analysis:
                 "prototype", "instance") and not chained:
             self.add(EXTERNAL, f"`p5.{name}` used as a value escapes the gate", node)
             return
+        if (obj.type == "identifier" and self.text(obj) == "p5" and name not in (
+                "prototype", "instance") and self.scopes is not None
+                and self.scopes.is_free(obj)):
+            self.add(FORBIDDEN, f"`p5.{name}`: p5 itself is outside the sketch API", node)
+            return
         if obj.type == "this" and ctx.this_is_instance:
             via, certain = None, True
         else:
@@ -726,10 +746,21 @@ class _Analysis:
                     self.check_global_name(name, prop, is_call=True, via=via)
                 elif _is_external_name(name) or name in RAW_RENDERER_PROPERTIES:
                     self.check_global_name(name, prop, is_call=called, via=via)
+                elif called:
+                    # `this.filter(...)` in setup: a window function, unless the sketch
+                    # defines such a method itself (a constructor function's own)
+                    self.pending.append(_Pending(name, FORBIDDEN, f"`this.{name}(...)` outside "
+                                                 "a class calls a window function", prop,
+                                                 kind="method"))
             elif certain:
+                before = len(self.found)
                 self.check_global_name(name, prop, is_call=called, via=via, always=True)
+                if len(self.found) == before:
+                    self.add(FORBIDDEN, f"`{via}.{name}`: the global object is outside the "
+                             "sketch API", node)
             else:
-                self.pending.append(_Pending(via, "", name, prop, kind="global_member"))
+                self.pending.append(_Pending(via, "", name, prop, kind="global_member",
+                                             ref=self.unwrap(obj)))
             if name not in EXTERNAL_PROPERTIES:
                 return
         self.check_any_property(name, prop, arguments=self.argument_count(ctx))
@@ -802,7 +833,7 @@ class _Analysis:
                     self.check_global_name(literal, index, is_call=called, via=via,
                                            always=True)
             else:
-                self.pending.append(_Pending(via, EXTERNAL, message, node))
+                self.pending.append(_Pending(via, EXTERNAL, message, node, ref=self.unwrap(obj)))
             return
         if literal is not None:
             self.check_any_property(literal, index, arguments=self.argument_count(ctx))
@@ -829,6 +860,10 @@ class _Analysis:
                 name = self.text(prop)
         if name == "createCanvas":
             self.check_canvas(node, args)
+        elif name == "background" and args is not None:
+            for arg in args.named_children:
+                if self.unwrap(arg).type in _NON_COLOUR_TYPES:
+                    self.add(FORBIDDEN, "background() takes a colour, not an object", arg)
         elif name in TIMER_NAMES and args is not None:
             first = next((a for a in args.named_children if a.type != "comment"), None)
             if first is not None and first.type not in _CALLABLE_TYPES:
@@ -859,10 +894,10 @@ class _Analysis:
         # `this` at top level or in setup() is the window; a bare use lets it escape.
         if parent.type in _MEMBER_TYPES and ctx.field == "object":
             return
-        if parent.type in ("arguments",):
-            self.add(EXTERNAL, "passing `this` (the window) around escapes the gate", node)
-        elif parent.type == "variable_declarator" and ctx.field == "value":
-            self.add(EXTERNAL, "aliasing `this` (the window) escapes the gate", node)
+        # Anything else lets `this` escape as a value (passed, returned, aliased,
+        # destructured): outside classes and methods it can only mean the window.
+        self.add(EXTERNAL, "`this` outside a class or method used as a value escapes the "
+                 "gate", node)
 
     def visit_string(self, node: Node) -> None:
         for child in node.named_children:
@@ -873,17 +908,38 @@ class _Analysis:
 
     # -- after the walk ------------------------------------------------------------------
 
+    def declares(self, item: _Pending) -> bool:
+        """Does a declaration of the sketch's own bind the name this item reads? Decided
+        by scope when the resolver saw the identifier, else by any declaration."""
+        ref = item.ref if item.ref is not None else item.node
+        if self.scopes is not None and ref.type in ("identifier", "shorthand_property_identifier"):
+            return not self.scopes.is_free(ref)
+        return item.name in self.declared
+
     def resolve_pending(self) -> None:
         for item in self.pending:
             if item.kind == "global_member":  # self.rect, top.fetch, ...
-                if item.name not in self.declared:
+                if not self.declares(item):
                     self.check_global_name(item.message, item.node, is_call=True,
                                            via=item.name, always=True)
             elif item.kind == "method":  # pg.rect(...), checked against methods
                 if item.name not in self.defined_methods:
                     self.add(item.code, item.message, item.node)
-            elif item.name not in self.declared:
+            elif not self.declares(item):
                 self.add(item.code, item.message, item.node)
+
+    def check_free_names(self) -> None:
+        """The allowlist: every global the sketch reads is in sketch_api.json. Names an
+        earlier rule already judges (primitives, text, external, the window) keep that
+        rule's code; any other outside name is `forbidden_api`."""
+        if self.scopes is None or any(code == TRUNCATED for code, _m, _n in self.found):
+            return  # on a broken tree, error recovery invents and loses names
+        allowed = SKETCH_API.allowed_globals
+        for name, node in self.scopes.free():
+            if name in allowed or name in _JUDGED_ELSEWHERE or _is_loader(name):
+                continue
+            self.add(FORBIDDEN, f"`{name}` is not part of the sketch API (sketch_api.json)",
+                     node)
 
     def final_checks(self) -> None:
         # On a broken tree, error recovery can swallow a whole `function setup` into an
@@ -915,7 +971,7 @@ class _Analysis:
 
 # One parser per thread would be needed for concurrent use; tree-sitter parsers are not
 # thread-safe, so build one per call (cheap: microseconds).
-def _parse(data: bytes) -> Node:
+def parse_js(data: bytes) -> Node:
     parser = Parser(_JS_LANGUAGE)
     return parser.parse(data).root_node
 
@@ -969,9 +1025,12 @@ def gate_source(code: str, *, strictness: str = "allowlist") -> GateVerdict:
                                    f"{MAX_SOURCE_CHARS} limit; not analysed")], stats)
     started = time.perf_counter()
     try:
-        analysis = _Analysis(code, strictness)
-        analysis.run(_parse(analysis.data))
+        data = code.encode("utf-8", "replace")
+        root = parse_js(data)
+        analysis = _Analysis(code, strictness, resolve(root, data))
+        analysis.run(root)
         analysis.resolve_pending()
+        analysis.check_free_names()
         analysis.final_checks()
         found = []
         for vcode, message, node in analysis.found:

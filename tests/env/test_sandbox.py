@@ -1,8 +1,12 @@
 """The sandbox: nothing a sketch does reaches the network, the host or the next sketch.
 
 A real TCP + UDP listener on 127.0.0.1 stands in for "anything local"; sketches aim at
-it with every channel a browser offers, and it must see zero traffic. The whole hostile
-corpus then runs through ONE renderer, which must still paint the reference hibiscus.
+it with every channel a browser offers, and it must see zero traffic. The allowlist
+stops such a sketch at its first forbidden name, so the layers beneath it (CSP, request
+interception, Chromium's flags, a fresh context per render) are tested with the module
+stubs switched off (`shadow_globals=False`): each layer must hold on its own. The whole
+hostile corpus then runs through ONE renderer, which must still paint the reference
+hibiscus.
 Run: .venv/bin/python -m pytest tests/env/test_sandbox.py -q -p no:django
 """
 from __future__ import annotations
@@ -83,6 +87,13 @@ def listener():
 
 @pytest.fixture(scope="module")
 def renderer():
+    """The layers beneath the allowlist alone: sketches here can name fetch and document."""
+    with Renderer(RendererConfig(timeout_s=HOSTILE_TIMEOUT_S * 5, shadow_globals=False)) as r:
+        yield r
+
+
+@pytest.fixture(scope="module")
+def guarded_renderer():
     with Renderer(RendererConfig(timeout_s=HOSTILE_TIMEOUT_S * 5)) as r:
         yield r
 
@@ -109,6 +120,15 @@ def test_escape_attempts_never_reach_a_local_server(renderer, listener):
     blocked = "\n".join(result.blocked)
     assert "csp connect-src" in blocked and "navigation http://127.0.0.1" in blocked
     time.sleep(1.0)  # anything in flight would have landed by now
+    assert listener.hits == []
+
+
+def test_the_allowlist_stops_the_escape_sketch_at_its_first_forbidden_name(guarded_renderer, listener):
+    code = (RUNTIME / "network_escape.js").read_text().replace("__PORT__", str(listener.port))
+    result = guarded_renderer.render(code, seed=0, size=256)
+    assert not result.passed
+    assert "runtime_forbidden_api" in result.violations
+    time.sleep(0.5)
     assert listener.hits == []
 
 

@@ -82,6 +82,39 @@
     defineProperty(crypto, "randomUUID", { value: randomUUID, writable: true, configurable: true });
   } catch (e) { /* crypto missing: nothing to seed */ }
 
+  // ---------------------------------------------------------------- pinned clocks
+  // Time is a second source of nondeterminism: Date, performance.now() and the
+  // animation-frame timestamps all run on a virtual clock that starts at a fixed instant
+  // and moves 1000/60 ms per animation frame, so the same (code, seed) sees the same
+  // times. The harness keeps the real performance.now (captured above) for its timings.
+  const EPOCH_MS = 1767225600000; // 2026-01-01T00:00:00Z
+  const FRAME_MS = 1000 / 60;
+  let virtualMs = 0;
+  defineProperty(Performance.prototype, "now", {
+    value: function now() { return virtualMs; }, writable: true, configurable: true,
+  });
+  const OrigDate = Date;
+  const construct = Reflect.construct;
+  const PinnedDate = function Date() {
+    if (new.target === undefined) return apply(OrigDate.prototype.toString, construct(OrigDate, [EPOCH_MS + virtualMs]), []);
+    return construct(OrigDate, arguments.length ? arguments : [EPOCH_MS + virtualMs], new.target);
+  };
+  PinnedDate.prototype = OrigDate.prototype;
+  defineProperty(PinnedDate, "now", { value: function now() { return EPOCH_MS + floor(virtualMs); } });
+  defineProperty(PinnedDate, "parse", { value: OrigDate.parse });
+  defineProperty(PinnedDate, "UTC", { value: OrigDate.UTC });
+  defineProperty(window, "Date", { value: PinnedDate, writable: true, configurable: true });
+  const origRequestFrame = window.requestAnimationFrame;
+  defineProperty(window, "requestAnimationFrame", {
+    writable: true, configurable: true,
+    value: function requestAnimationFrame(callback) {
+      return apply(origRequestFrame, window, [function (_realTimestamp) {
+        virtualMs += FRAME_MS;
+        return apply(callback, undefined, [virtualMs]);
+      }]);
+    },
+  });
+
   // ---------------------------------------------------------------- stacks
   // Pin the stack format: a sketch that installs Error.prepareStackTrace or sets
   // Error.stackTraceLimit = 0 could otherwise hide its frames from the guard.
@@ -89,6 +122,10 @@
   defineProperty(OrigError, "prepareStackTrace", { value: undefined, writable: false, configurable: false });
 
   const SKETCH_URL = ORIGIN + "/sketch.js";
+  // The sketch is served as a module whose first line is the harness's import of the
+  // shadowed globals, so V8's line numbers run one ahead of the sketch's own.
+  const SKETCH_LINE_OFFSET = 1;
+  const sketchLine = (line) => (line > SKETCH_LINE_OFFSET ? line - SKETCH_LINE_OFFSET : null);
   const LOC_RE = /\(?((?:https?|blob|data):[^\s()]*?):(\d+):(\d+)\)?\s*$/;
   const EVAL_RE = /eval at [^(]*\(((?:https?):[^\s()]*?):(\d+):(\d+)\)/;
 
@@ -106,8 +143,10 @@
     if (!m) return { kind: "native", url: "", line: 0, col: 0 };
     const url = m[1];
     let kind = "other";
-    if (url === SKETCH_URL || apply(strIndexOf, url, [SKETCH_URL + "?"]) === 0) kind = "sketch";
-    else if (contains(url, "/p5.min.js")) kind = "p5";
+    if (url === SKETCH_URL || apply(strIndexOf, url, [SKETCH_URL + "?"]) === 0) {
+      return { kind: "sketch", url, line: sketchLine(+m[2]) || 0, col: +m[3] };
+    }
+    if (contains(url, "/p5.min.js")) kind = "p5";
     else if (contains(url, "/p5.brush.js")) kind = "brush";
     else if (contains(url, "/harness")) kind = "harness";
     return { kind, url, line: +m[2], col: +m[3] };
@@ -193,7 +232,7 @@
     // Only script errors: resource load failures do not bubble to window.
     error(event) {
       let loc = null;
-      if (event.filename === SKETCH_URL && event.lineno) loc = { line: event.lineno, col: event.colno || null };
+      if (event.filename === SKETCH_URL && sketchLine(event.lineno)) loc = { line: sketchLine(event.lineno), col: event.colno || null };
       recordError(event.error !== undefined && event.error !== null ? event.error : event.message, loc);
       if (hooks.onUncaught) hooks.onUncaught();
     },

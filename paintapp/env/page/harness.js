@@ -1,41 +1,77 @@
 // Paint with Code Studio — render harness, part 2 of 2.
 //
-// Runs AFTER p5.js and p5.brush have loaded and BEFORE the sketch. It
-//  * wraps p5's drawing functions so calls made by the sketch itself (not by
-//    p5.brush's internals) are counted: the runtime half of the "brush only" rule;
-//  * wraps the brush.* functions to count the sketch's brush calls;
-//  * pins the pixel density and enforces the canvas pixel budget;
-//  * exposes window.__paint = {run, poll, collect} to the Python renderer.
-// The page may be loaded long before the sketch is known (a pre-warmed page);
-// run() then seeds, injects /sketch.js and starts p5 in global mode.
+// Runs AFTER p5.js and p5.brush have loaded and BEFORE the sketch. The sketch shares
+// this page's JavaScript realm, so nothing here may depend on anything it can touch:
+//  * the built-ins are frozen before the sketch runs (no prototype getters, no replaced
+//    Object.keys or Promise.prototype.then), and the harness keeps its own state in
+//    closures and null-prototype maps;
+//  * the sketch is a module (strict mode, `this` undefined) whose first line imports,
+//    from /shadows.js, a recording stub for EVERY global outside the allowlist
+//    (sketch_api.json): `document`, `window`, `p5`, `rect`, `createGraphics`, ... A call
+//    of a stub is counted and does nothing; any other use is counted and throws;
+//  * `brush` is a frozen sandbox holding the ten allowed methods (other p5.brush
+//    methods are counting stubs), and the allowed p5 functions are replaced on window by
+//    wrappers that take only plain values and return only plain values, so no object of
+//    p5's (the instance, the renderer, the canvas) ever reaches the sketch;
+//  * the result is one JSON string written to an attribute of <html>, which Python reads
+//    from an isolated world together with the canvas pixels. Python decides the verdict
+//    from the raw counts.
+// The page may be loaded long before the sketch is known (a pre-warmed page); run()
+// then seeds, injects /sketch.js and starts p5 in global mode.
 (function () {
   "use strict";
   const I = window.__paintInternal;
   delete window.__paintInternal;
-  const { apply, defineProperty, now, immediateCaller, recordError, recordMessage, errors } = I;
+  const { apply, defineProperty, now, recordError, recordMessage, errors } = I;
 
   const P5 = window.p5;
   const BRUSH = window.brush;
   const proto = P5 && P5.prototype;
+  const ProxyCtor = Proxy;
+  const TypeErrorCtor = TypeError;
+  const create = Object.create;
+  const freeze = Object.freeze;
+  const isFrozen = Object.isFrozen;
+  const getOwnPropertyNames = Object.getOwnPropertyNames;
+  const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const isArray = Array.isArray;
+  const charCodeAt = String.prototype.charCodeAt;
+  const numToString = Number.prototype.toString;
+  const strSlice = String.prototype.slice;
   const createElement = Document.prototype.createElement;
   const appendChild = Node.prototype.appendChild;
-  const toDataURL = HTMLCanvasElement.prototype.toDataURL;
+  const setAttribute = Element.prototype.setAttribute;
+  const removeAttribute = Element.prototype.removeAttribute;
   const getContext = HTMLCanvasElement.prototype.getContext;
+  const root = document.documentElement;
+  const head = document.head;
   const ceil = Math.ceil;
   const isFinite_ = Number.isFinite;
-  const getOwnPropertyNames = Object.getOwnPropertyNames;
+  const setTimeout_ = window.setTimeout.bind(window);
+  const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+  const reTest = RegExp.prototype.test;
 
-  const REFERENCE = 600; // the sketch's coordinate space: 0..600 on both axes
-
-  const cfg = { seed: 0, density: 1, maxPixels: 2048 * 2048, drawFrames: 1, maxGraphicsPixels: 4 * 2048 * 2048 };
+  const cfg = {
+    seed: 0, density: 1, maxPixels: 2048 * 2048, drawFrames: 1, maxGraphicsPixels: 4 * 2048 * 2048,
+    nonce: "", api: null,
+  };
   const state = {
     started: false, done: false, status: "pending", inst: null, hasDraw: false, frames: 0,
-    graphicsPixels: 0, failure: undefined,
+    graphicsPixels: 0, setup: undefined, draw: undefined, exported: false, canvas: null,
+    canvasWidth: 0, canvasHeight: 0,
   };
-  const marks = { pageLoaded: I.loadedAt, ready: now() };
-  const bare = Object.create(null);   // p5 primitive -> calls by the sketch
-  const brushCalls = Object.create(null);
-  const violations = Object.create(null);
+  const marks = create(null);
+  marks.pageLoaded = I.loadedAt;
+  marks.ready = now();
+  // Raw counts for Python: names outside the allowlist that the sketch touched, and the
+  // allowed brush methods it called.
+  const denied = create(null);
+  const brushCalls = create(null);
+
+  function bump(map, name) {
+    defineProperty(map, name, { value: (map[name] || 0) + 1, writable: true, enumerable: true, configurable: true });
+  }
 
   let resolveDone = null;
   const donePromise = new Promise((resolve) => { resolveDone = resolve; });
@@ -48,81 +84,119 @@
     resolveDone(true);
   }
 
-  // --------------------------------------------------------------- runtime guard
-  // Drawing without p5.brush. The static gate forbids these names; this catches what
-  // it cannot see (window["re" + "ct"], aliases, eval'd code).
-  const PRIMITIVES = [
-    "rect", "square", "ellipse", "circle", "arc", "line", "point", "triangle", "quad",
-    "bezier", "curve", "spline", "beginShape", "endShape", "vertex", "bezierVertex",
-    "quadraticVertex", "curveVertex", "splineVertex", "beginContour", "endContour",
-    "image", "plane", "box", "sphere", "ellipsoid", "cylinder", "cone", "torus", "model",
-  ];
-  const TEXT = ["text"];
+  function failed(err) {
+    recordError(err, null);
+    finish("error");
+  }
 
-  // Nested guarded calls (square -> rect, image -> internal quads) are the library's
-  // business: only the outermost call is judged.
-  let depth = 0;
-
-  function guard(target, name, kind) {
-    const orig = target[name];
-    if (typeof orig !== "function" || orig.__paintGuarded) return;
-    const wrapped = function () {
-      if (depth === 0) {
-        const caller = immediateCaller();
-        // Library frames (p5 itself, p5.brush internals) are allowed; everything else
-        // — the sketch, code it eval'd, or no caller at all — is the sketch's call.
-        if (caller !== "p5" && caller !== "brush") {
-          bare[name] = (bare[name] || 0) + 1;
-          violations[kind] = true;
-        }
-      }
-      depth++;
-      try {
-        return new.target ? Reflect.construct(orig, arguments, new.target) : apply(orig, this, arguments);
-      } finally {
-        depth--;
-      }
+  // ------------------------------------------------------------- denial stubs
+  // What a forbidden global resolves to in the sketch. Calling it is counted and does
+  // nothing (a p5 primitive simply draws nothing); reading or writing through it is
+  // counted and throws, because there is nothing behind it.
+  function denial(name) {
+    const refuse = function () {
+      bump(denied, name);
+      throw new TypeErrorCtor(name + " is outside the sketch API");
     };
-    defineProperty(wrapped, "__paintGuarded", { value: true });
-    defineProperty(wrapped, "name", { value: name });
-    defineProperty(target, name, { value: wrapped, writable: true, configurable: true, enumerable: false });
+    const handler = freeze({
+      apply() { bump(denied, name); return undefined; },
+      construct: refuse, get: refuse, set: refuse, has: refuse, deleteProperty: refuse,
+      defineProperty: refuse, getOwnPropertyDescriptor: refuse, ownKeys: refuse,
+      getPrototypeOf: refuse, setPrototypeOf: refuse, isExtensible: refuse, preventExtensions: refuse,
+    });
+    return new ProxyCtor(function () {}, handler);
   }
 
-  // p5.prototype (global mode binds window.rect to it), p5.Graphics (pg.rect) and the
-  // renderers (p5.instance._renderer.rect bypasses the p5 methods).
-  const guardTargets = [];
-  if (proto) guardTargets.push(proto);
-  if (P5) {
-    for (const cls of ["Graphics", "Renderer", "Renderer2D", "Renderer3D", "RendererGL"]) {
-      if (P5[cls] && P5[cls].prototype) guardTargets.push(P5[cls].prototype);
+  function isPlain(value) {
+    const t = typeof value;
+    return value === null || t === "number" || t === "string" || t === "boolean" || t === "undefined";
+  }
+
+  // Arguments for an allowed function: plain values only (random/min/max may take an
+  // array, which p5 only indexes). Anything else is refused and counted.
+  function plainArguments(args, label, arraysOk) {
+    const out = [];
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i];
+      if (!isPlain(a) && !(arraysOk && isArray(a))) {
+        bump(denied, label + "(object argument)");
+        return null;
+      }
+      out[i] = a;
     }
-  }
-  for (const target of guardTargets) {
-    for (const name of PRIMITIVES) if (Object.prototype.hasOwnProperty.call(target, name)) guard(target, name, "runtime_bare_primitive");
-    for (const name of TEXT) if (Object.prototype.hasOwnProperty.call(target, name)) guard(target, name, "runtime_text");
+    return out;
   }
 
-  // brush.* calls made by the sketch. p5.brush calls its own functions through local
-  // bindings, never through the `brush` object, but check the caller anyway.
-  if (BRUSH) {
+  // ------------------------------------------------------------- the sandbox brush
+  const sandboxBrush = create(null);
+  function buildSandboxBrush(allowed) {
+    if (!BRUSH) return;
+    for (const name of allowed) {
+      const real = BRUSH[name];
+      if (typeof real !== "function") continue;
+      defineProperty(sandboxBrush, name, {
+        enumerable: true,
+        value: function () {
+          const args = plainArguments(arguments, "brush." + name, false);
+          if (args === null) return undefined;
+          bump(brushCalls, name);
+          const result = apply(real, BRUSH, args);
+          return isPlain(result) ? result : undefined;
+        },
+      });
+    }
     for (const name of getOwnPropertyNames(BRUSH)) {
-      const orig = BRUSH[name];
-      // Exported classes (Polygon, Plot, Position) stay untouched: `new` and
-      // instanceof must keep working.
-      if (typeof orig !== "function" || (name[0] >= "A" && name[0] <= "Z")) continue;
-      const wrapped = function () {
-        const caller = immediateCaller();
-        if (caller !== "brush" && caller !== "p5") brushCalls[name] = (brushCalls[name] || 0) + 1;
-        return apply(orig, this, arguments);
-      };
-      defineProperty(wrapped, "name", { value: name });
-      try { BRUSH[name] = wrapped; } catch (e) { /* frozen export: leave it */ }
+      if (getOwnPropertyDescriptor(sandboxBrush, name)) continue;
+      const label = "brush." + name;
+      defineProperty(sandboxBrush, name, {
+        enumerable: true,
+        value: function () { bump(denied, label); return undefined; },
+      });
+    }
+    freeze(sandboxBrush);
+  }
+
+  // ------------------------------------------------------------- frozen built-ins
+  // Everything the sketch can reach from a literal or an allowed global. Frozen before
+  // any sketch code runs, so it cannot plant a getter, a `then`, or a replacement
+  // method for p5, p5.brush or this harness to trip over.
+  function harden() {
+    const seen = new Set();
+    const todo = [];
+    const add = (o) => { if ((typeof o === "object" || typeof o === "function") && o !== null) todo[todo.length] = o; };
+    const intrinsics = [
+      Object, Function, Array, String, Number, Boolean, Symbol, BigInt, RegExp, Math, JSON, Reflect,
+      Promise, Map, Set, WeakMap, WeakSet, WeakRef, ArrayBuffer, DataView, Error, TypeError,
+      RangeError, SyntaxError, ReferenceError, EvalError, URIError, AggregateError, Date,
+      Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array,
+      Uint32Array, Float32Array, Float64Array, BigInt64Array, BigUint64Array, console,
+      getPrototypeOf(Int8Array),
+      getPrototypeOf(function* () {}), getPrototypeOf(async function () {}),
+      getPrototypeOf(async function* () {}),
+      getPrototypeOf([][Symbol.iterator]()), getPrototypeOf(""[Symbol.iterator]()),
+      getPrototypeOf(new Map()[Symbol.iterator]()), getPrototypeOf(new Set()[Symbol.iterator]()),
+      getPrototypeOf(/x/[Symbol.matchAll]("")),
+    ];
+    if (typeof Iterator !== "undefined") intrinsics[intrinsics.length] = Iterator;
+    for (const o of intrinsics) add(o);
+    while (todo.length) {
+      const o = todo.pop();
+      if (seen.has(o)) continue;
+      seen.add(o);
+      add(getPrototypeOf(o));
+      for (const key of Reflect.ownKeys(o)) {
+        const d = getOwnPropertyDescriptor(o, key);
+        if (!d) continue;
+        if ("value" in d) add(d.value);
+        else { add(d.get); add(d.set); }
+      }
+      if (!isFrozen(o)) freeze(o);
     }
   }
 
-  // --------------------------------------------------------------- canvas budget
+  // ------------------------------------------------------------- canvas budget
   function refuse(what, w, h, density) {
-    violations.canvas_too_large = true;
+    bump(denied, "canvas_too_large");
     const px = ceil(w * density) * ceil(h * density);
     throw new RangeError(
       `canvas_too_large: ${what}(${w}, ${h}) needs ${px} pixels at pixel density ${+density.toFixed(4)}; ` +
@@ -134,13 +208,13 @@
     return ceil(Math.abs(w) * density) * ceil(Math.abs(h) * density);
   }
 
+  // p5's own methods keep the budget and the pinned density for every caller (p5.brush
+  // makes buffers too); the sketch itself can reach none of these but createCanvas.
   if (proto) {
     const origCreateCanvas = proto.createCanvas;
-    const origResizeCanvas = proto.resizeCanvas;
     const origPixelDensity = proto.pixelDensity;
     const origCreateGraphics = proto.createGraphics;
     const origCreateFramebuffer = proto.createFramebuffer;
-    const origCreateImage = proto.createImage;
 
     // The canvas is rendered at `size` pixels for 600 units: pixelDensity is pinned to
     // size / 600, so the sketch keeps its 0..600 coordinates (width/height stay 600)
@@ -152,19 +226,14 @@
       if (r && r._pixelDensity !== cfg.density) apply(origPixelDensity, this, [cfg.density]);
       return result;
     };
-    proto.resizeCanvas = function resizeCanvas(w, h) {
-      if (pixelsFor(w, h, cfg.density) > cfg.maxPixels) refuse("resizeCanvas", w, h, cfg.density);
-      return apply(origResizeCanvas, this, arguments);
-    };
     proto.pixelDensity = function pixelDensity(val) {
-      // Pinned: a sketch asking for density 2 (or 20) still renders at size / 600.
       if (typeof val === "number") return apply(origPixelDensity, this, [cfg.density]);
       return apply(origPixelDensity, this, []);
     };
     proto.createGraphics = function createGraphics(w, h) {
       const px = pixelsFor(w, h, cfg.density);
       if (px > cfg.maxPixels || state.graphicsPixels + px > cfg.maxGraphicsPixels) refuse("createGraphics", w, h, cfg.density);
-      if (immediateCaller() !== "brush") state.graphicsPixels += px;
+      state.graphicsPixels += px;
       return apply(origCreateGraphics, this, arguments);
     };
     proto.createFramebuffer = function createFramebuffer(options) {
@@ -174,36 +243,76 @@
       const d = o.density !== undefined ? o.density : cfg.density;
       const px = pixelsFor(w, h, +d || cfg.density);
       if (px > cfg.maxPixels || state.graphicsPixels + px > cfg.maxGraphicsPixels) refuse("createFramebuffer", w, h, +d || cfg.density);
-      if (immediateCaller() !== "brush") state.graphicsPixels += px;
+      state.graphicsPixels += px;
       return apply(origCreateFramebuffer, this, arguments);
     };
-    if (typeof origCreateImage === "function") {
-      proto.createImage = function createImage(w, h) {
-        if (pixelsFor(w, h, 1) > cfg.maxPixels) refuse("createImage", w, h, 1);
-        return apply(origCreateImage, this, arguments);
-      };
-    }
-    const G = P5.Graphics && P5.Graphics.prototype;
-    if (G) {
-      const gPixelDensity = G.pixelDensity;
-      const gResize = G.resizeCanvas;
-      if (typeof gPixelDensity === "function") {
-        G.pixelDensity = function pixelDensity(val) {
-          if (typeof val === "number") return apply(gPixelDensity, this, [cfg.density]);
-          return apply(gPixelDensity, this, []);
-        };
-      }
-      if (typeof gResize === "function") {
-        G.resizeCanvas = function resizeCanvas(w, h) {
-          if (pixelsFor(w, h, cfg.density) > cfg.maxPixels) refuse("resizeCanvas", w, h, cfg.density);
-          return apply(gResize, this, arguments);
-        };
-      }
-    }
+  }
 
-    // Lifecycle: seed right before setup (after p5.brush's own presetup hook, which is
-    // registered first), and finish after p5.brush's postsetup/postdraw hooks have
-    // flushed its pending compositing.
+  // ------------------------------------------------------------- the p5 globals
+  // After p5 has bound its globals (global mode, in the constructor) and before setup():
+  // every allowed function becomes a wrapper that passes plain values in and out, and
+  // every other name p5 put on window becomes a counting dead end. Non-configurable, so
+  // the sketch cannot put them back.
+  const ARRAY_FUNCTIONS = { random: true, min: true, max: true };
+  function lockGlobals(inst) {
+    const api = cfg.api;
+    const allowedFunctions = create(null);
+    const allowed = create(null);
+    for (const n of api.functions) { allowedFunctions[n] = true; allowed[n] = true; }
+    for (const n of api.values) allowed[n] = true;
+    for (const n of api.globals) allowed[n] = true;
+    allowed.brush = true; allowed.setup = true; allowed.draw = true;
+    const webgl = P5.prototype.WEBGL;
+    for (const name of api.functions) {
+      const real = proto[name];
+      if (typeof real !== "function") continue;
+      const arraysOk = ARRAY_FUNCTIONS[name] === true;
+      const wrapper = function () {
+        const args = plainArguments(arguments, name, arraysOk);
+        if (args === null) return undefined;
+        if (name === "createCanvas" && (args.length > 3 || args[2] !== webgl)) {
+          bump(denied, "createCanvas(not WEBGL)");
+          return undefined;
+        }
+        const result = apply(real, inst, args);
+        if (name === "createCanvas") noteCanvas(inst);
+        if (isPlain(result)) return result;
+        if (arraysOk && isArray(args[0])) return result; // an element of the sketch's own array
+        return undefined;
+      };
+      defineProperty(wrapper, "name", { value: name });
+      defineProperty(window, name, { value: wrapper, writable: false, enumerable: true, configurable: false });
+    }
+    const bound = [];
+    for (const name of getOwnPropertyNames(proto)) if (name[0] !== "_") bound[bound.length] = name;
+    for (const name of getOwnPropertyNames(inst)) if (name[0] !== "_") bound[bound.length] = name;
+    for (const name of bound) {
+      if (allowed[name] || name === "constructor") continue;
+      const d = getOwnPropertyDescriptor(window, name);
+      if (!d || !d.configurable) continue;
+      defineProperty(window, name, {
+        configurable: false, enumerable: false,
+        get() { bump(denied, name); return undefined; },
+        set() { bump(denied, name); },
+      });
+    }
+  }
+
+  function noteCanvas(inst) {
+    let canvas = null;
+    try { canvas = inst.canvas; } catch (e) { canvas = null; }
+    if (!(canvas instanceof HTMLCanvasElement)) return;
+    if (state.canvas && state.canvas !== canvas) apply(removeAttribute, state.canvas, ["data-paint-canvas"]);
+    state.canvas = canvas;
+    state.canvasWidth = canvas.width;
+    state.canvasHeight = canvas.height;
+  }
+
+  // ------------------------------------------------------------- lifecycle
+  // Seed right before setup (after p5.brush's own presetup hook, which is registered
+  // first), and finish after p5.brush's postsetup/postdraw hooks have flushed its
+  // pending compositing.
+  if (proto) {
     const origRandomSeed = proto.randomSeed; // p5.brush's wrapper: seeds brush too
     const origNoiseSeed = proto.noiseSeed;
     const origNoLoop = proto.noLoop;
@@ -223,6 +332,7 @@
       lifecycles.presetup = function () {
         if (state.inst !== null && state.inst !== this) return;
         state.inst = this;
+        lockGlobals(this);
         apply(origRandomSeed, this, [cfg.seed]);
         apply(origNoiseSeed, this, [cfg.seed]);
         marks.setupStart = now();
@@ -243,69 +353,76 @@
     });
   }
 
-  // --------------------------------------------------------------- run the sketch
-  function failed(err) {
-    recordError(err, null);
-    finish("error");
-  }
-
   // An uncaught error makes the render a render_error whatever happens next; give the
   // sketch a moment (it may still be painting), then stop waiting. This also ends
   // renders whose p5 startup died inside a library hook.
   const UNCAUGHT_GRACE_MS = 1000;
-  const setTimeout_ = window.setTimeout.bind(window);
   I.hooks.onUncaught = function () {
     if (state.started && !state.done) setTimeout_(() => finish("error"), UNCAUGHT_GRACE_MS);
   };
 
-  // setup()/draw() are wrapped so an exception ends the render at once (p5 would just
-  // stop, leaving us to wait for the deadline).
-  function wrapLifecycle(fnValue) {
+  // setup()/draw() run with `this` undefined (p5 would pass window) and end the render
+  // at once on an exception (p5 would just stop, leaving us to wait for the deadline).
+  function lifecycle(fnValue) {
     return function () {
       let result;
       try {
-        result = apply(fnValue, this, arguments);
+        result = apply(fnValue, undefined, []);
       } catch (e) {
         failed(e);
         throw e;
       }
-      if (result !== null && typeof result === "object" && typeof result.then === "function") {
-        return result.then(undefined, (e) => { failed(e); throw e; });
-      }
-      return result;
+      if (result instanceof Promise) return apply(Promise.prototype.then, result, [undefined, (e) => { failed(e); throw e; }]);
+      return undefined;
     };
   }
 
-  function afterSketch() {
+  // /shadows.js takes this kit (once) while the sketch module links, before any sketch
+  // code runs: the stubs, the sandbox brush, and the door the module's last line uses
+  // to hand over setup and draw.
+  function shadowKit() {
+    let taken = false;
+    return function take() {
+      if (taken) throw new TypeErrorCtor("the shadow kit is gone");
+      taken = true;
+      return freeze({
+        deny: denial,
+        brush: sandboxBrush,
+        receive: function receive(setup, draw) {
+          if (state.exported) return;
+          state.exported = true;
+          if (typeof setup === "function") state.setup = setup;
+          if (typeof draw === "function") state.draw = draw;
+          setTimeout_(startSketch, 0); // outside the module's own evaluation
+        },
+      });
+    };
+  }
+
+  // The module's load event: it ran to its last line (and handed over setup/draw), or
+  // it failed to parse or threw. A module still awaiting at top level hands over later.
+  function afterLoad() {
     marks.sketchLoaded = now();
+    if (!state.exported && errors.length > 0) finish("error");
+  }
+
+  function startSketch() {
     if (state.done) return;
-    let userSetup, userDraw;
-    try {
-      userSetup = window.setup;
-      userDraw = window.draw;
-    } catch (e) {
-      failed(e);
-      return;
-    }
-    if (typeof userSetup !== "function" && typeof userDraw !== "function") {
+    if (state.setup === undefined && state.draw === undefined) {
       if (errors.length === 0) recordMessage("The sketch defines no setup() function (p5 global mode).");
       finish("error");
       return;
     }
-    state.hasDraw = typeof userDraw === "function";
-    try {
-      if (typeof userSetup === "function") window.setup = wrapLifecycle(userSetup);
-      if (state.hasDraw) window.draw = wrapLifecycle(userDraw);
-    } catch (e) {
-      // A sketch that froze its own setup still runs; it just loses the fast failure path.
-    }
+    state.hasDraw = state.draw !== undefined;
+    if (state.setup !== undefined) defineProperty(window, "setup", { value: lifecycle(state.setup), configurable: false, writable: false });
+    if (state.hasDraw) defineProperty(window, "draw", { value: lifecycle(state.draw), configurable: false, writable: false });
     if (!P5) {
       recordMessage("p5.js is not available in the page.");
       finish("error");
       return;
     }
     try {
-      new P5(); // global mode: binds p5's (guarded) functions onto window, runs setup
+      new P5(); // global mode: binds p5's functions onto window, then runs setup
     } catch (e) {
       failed(e);
     }
@@ -320,70 +437,117 @@
     cfg.maxPixels = options.maxPixels | 0;
     cfg.maxGraphicsPixels = options.maxGraphicsPixels | 0;
     cfg.drawFrames = Math.max(1, options.drawFrames | 0);
+    cfg.nonce = "" + options.nonce;
+    cfg.api = options.api;
     I.reseed(cfg.seed);
+    buildSandboxBrush(cfg.api.brush);
+    defineProperty(window, "__paintShadowKit", { value: shadowKit(), configurable: true });
     const script = apply(createElement, document, ["script"]);
+    script.type = "module";
     script.src = options.sketchUrl;
-    script.onload = afterSketch;
+    script.onload = afterLoad;
     script.onerror = function () {
       recordMessage("The sketch could not be loaded.");
       finish("error");
     };
-    apply(appendChild, document.head, [script]);
+    apply(appendChild, head, [script]);
     return true;
   }
 
-  function poll() {
-    return state.done;
+  // ------------------------------------------------------------- the result
+  // One JSON string, built by hand from primitives: no JSON.stringify, no toJSON, no
+  // getters of the sketch's.
+  function hex4(code) { return apply(strSlice, apply(numToString, code + 0x10000, [16]), [1]); }
+  function quote(value) {
+    const s = "" + value;
+    let out = "\"";
+    for (let i = 0; i < s.length; i++) {
+      const c = apply(charCodeAt, s, [i]);
+      if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) out += "\\u" + hex4(c);
+      else out += s[i];
+    }
+    return out + "\"";
+  }
+  function number(v) { return typeof v === "number" && isFinite_(v) ? "" + v : "null"; }
+  function counts(map) {
+    let out = "{", first = true;
+    for (const key of getOwnPropertyNames(map)) {
+      out += (first ? "" : ",") + quote(key) + ":" + number(map[key]);
+      first = false;
+    }
+    return out + "}";
+  }
+  function errorList() {
+    let out = "[";
+    for (let i = 0; i < errors.length; i++) {
+      const e = errors[i];
+      out += (i ? "," : "") + "{\"message\":" + quote(e.message) + ",\"line\":" + number(e.line) + ",\"col\":" + number(e.col) + "}";
+    }
+    return out + "]";
+  }
+  function stringList(list) {
+    let out = "[";
+    for (let i = 0; i < list.length; i++) out += (i ? "," : "") + quote(list[i]);
+    return out + "]";
   }
 
-  // run() + wait + collect() in one call: the Python side awaits the returned promise
-  // (page.wait_for_function adopts it, with Playwright's timeout as the soft deadline).
+  // A 1-pixel read makes the GPU finish, so the timings are honest and the canvas the
+  // reader copies holds finished work; then the p5 canvas gets the render's nonce, the
+  // one mark the isolated reader looks for.
+  function collect() {
+    let flushed = false;
+    const canvas = state.canvas;
+    if (canvas) {
+      try {
+        const gl = apply(getContext, canvas, ["webgl2"]) || apply(getContext, canvas, ["webgl"]);
+        if (gl) gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
+        flushed = true;
+        apply(setAttribute, canvas, ["data-paint-canvas", cfg.nonce]);
+      } catch (e) {
+        recordError(e, null);
+      }
+    }
+    marks.flushed = now();
+    const result = "{\"status\":" + quote(state.status) + ",\"done\":" + (state.done ? "true" : "false") +
+      ",\"frames\":" + number(state.frames) + ",\"flushed\":" + (flushed ? "true" : "false") +
+      ",\"canvasWidth\":" + number(state.canvasWidth) + ",\"canvasHeight\":" + number(state.canvasHeight) +
+      ",\"denied\":" + counts(denied) + ",\"brush\":" + counts(brushCalls) + ",\"errors\":" + errorList() +
+      ",\"marks\":" + counts(marks) + ",\"csp\":" + stringList(I.cspViolations) + "}";
+    apply(setAttribute, root, ["data-paint-result", result]);
+    return true;
+  }
+
   // After the last frame, let queued tasks run (CSP reports, rejections of requests the
-  // sketch fired and forgot) so they count, then capture.
+  // sketch fired and forgot) so they count, then write the result.
   function settle() {
     return new Promise((resolve) => setTimeout_(() => setTimeout_(resolve, 0), 0));
   }
 
+  // run() + wait + collect(): the Python side awaits the returned promise (with
+  // Playwright's timeout as the soft deadline) and then reads the result elsewhere.
   function render(options) {
     run(options);
-    return donePromise.then(settle).then(collect);
+    return apply(Promise.prototype.then, apply(Promise.prototype.then, donePromise, [settle]), [collect]);
   }
 
-  // Read the p5 instance's own canvas (with text() in WEBGL, the first canvas on the
-  // page can be a hidden helper). A 1-pixel read first makes the GPU finish, so the
-  // timings are honest and toDataURL sees finished work.
-  function collect() {
-    const t0 = now();
-    let png = null, width = 0, height = 0, webgl = false, captureError = null;
-    const inst = state.inst;
-    let canvas = null;
-    try { canvas = inst ? inst.canvas : null; } catch (e) { canvas = null; }
-    if (canvas && canvas instanceof HTMLCanvasElement) {
-      try {
-        width = canvas.width;
-        height = canvas.height;
-        const gl = apply(getContext, canvas, ["webgl2"]) || apply(getContext, canvas, ["webgl"]);
-        if (gl) {
-          webgl = true;
-          gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
-        } else {
-          const ctx = apply(getContext, canvas, ["2d"]);
-          if (ctx) ctx.getImageData(0, 0, 1, 1);
-        }
-        marks.flushed = now();
-        if (width > 0 && height > 0) png = apply(toDataURL, canvas, ["image/png"]);
-      } catch (e) {
-        captureError = String(e && e.message);
+  // The global names the sketch module must not see: everything on window and its
+  // prototypes, and every p5 method, less the allowlist. Asked once per browser, on a
+  // page where no sketch has run.
+  function shadowNames(allowedNames) {
+    const allowed = create(null);
+    for (const n of allowedNames) allowed[n] = true;
+    const names = create(null);
+    const out = [];
+    const addAll = (o) => {
+      for (const n of getOwnPropertyNames(o)) {
+        if (names[n] || allowed[n] || !apply(reTest, IDENT, [n])) continue;
+        names[n] = true;
+        out[out.length] = n;
       }
-    }
-    marks.captured = now();
-    const copy = (o) => { const r = {}; for (const k in o) r[k] = o[k]; return r; };
-    return {
-      status: state.status, done: state.done, frames: state.frames, png, width, height, webgl,
-      captureError, errors: errors.slice(0), bare: copy(bare), brush: copy(brushCalls),
-      violations: Object.keys(violations), marks: copy(marks), captureMs: now() - t0,
-      csp: I.cspViolations.slice(0),
     };
+    for (let o = window; o; o = getPrototypeOf(o)) addAll(o);
+    if (proto) for (let o = proto; o; o = getPrototypeOf(o)) addAll(o);
+    return out;
   }
 
   // Is WebGL2 available at all? Asked only when a render failed, to tell a broken GPU
@@ -398,8 +562,10 @@
     }
   }
 
-  const api = Object.freeze({
-    run, poll, render, collect, probe,
+  harden();
+
+  const api = freeze({
+    render, probe, shadowNames,
     libraries: !!P5 && !!BRUSH,
   });
   defineProperty(window, "__paint", { value: api, writable: false, configurable: false, enumerable: false });

@@ -1,4 +1,5 @@
-// Asks for pixel density 40 (a 24000 x 24000 backing store): pinned, not honoured.
+// Asks for pixel density 40 (a 24000 x 24000 backing store): pixelDensity is outside the
+// sketch API, so the call is counted and does nothing; the painting goes on at the pinned density.
 function setup() {
   pixelDensity(40);
   createCanvas(600, 600, WEBGL);

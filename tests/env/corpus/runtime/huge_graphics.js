@@ -1,4 +1,5 @@
-// Allocates off-screen buffers until the pixel budget says no.
+// Allocates off-screen buffers: createGraphics is outside the sketch API, so each call is
+// counted and allocates nothing (the library-side budget never comes into play).
 function setup() {
   createCanvas(600, 600, WEBGL);
   background("#fbf7ef");
