@@ -7,10 +7,12 @@ Subjects are data, not code: a run can add its own without touching this file.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Iterable
 
 from paintapp.env.brush_api import ALLOWED_BRUSH_METHODS, ALLOWED_BRUSH_SIGNATURES
+from paintapp.env.sketch_api import SKETCH_API
 
 __all__ = [
     "ALLOWED_BRUSH_METHODS",
@@ -38,6 +40,20 @@ def _api_lines() -> str:
 
 
 _API_LINES = _api_lines()
+
+
+def _allowed_lines() -> str:
+    """The allowlist of sketch_api.json beyond the brush, one group a line."""
+    groups = [(name, ", ".join(names)) for name, names in SKETCH_API.p5_function_groups.items()]
+    groups.append(("values", ", ".join(SKETCH_API.p5_values)))
+    groups.append(("JavaScript", ", ".join(SKETCH_API.js_globals)))
+    return "\n".join(
+        textwrap.fill(f"{name}: {names}", width=88, initial_indent="    ", subsequent_indent="      ")
+        for name, names in groups
+    )
+
+
+_ALLOWED_LINES = _allowed_lines()
 
 SKETCH_SKELETON = """\
 function setup() {
@@ -83,11 +99,13 @@ such as "#c0392b". Opacity runs from 0 to 255; the other amounts from 0 to 1.
 Shapes are built with brush.beginShape, several brush.vertex calls and
 brush.endShape(true). A fill stays active until the next brush.fill or brush.noFill.
 
-Plain p5.js is allowed for the ground and for arithmetic only: createCanvas, background,
-translate, push/pop, rotate, scale, random, randomSeed, noise, sin, cos, lerp, map,
-constrain, color helpers and loops. Do not draw anything with p5's own shapes (rect,
-ellipse, circle, line, point, triangle, quad, arc, bezier, curve, vertex, beginShape,
-endShape, square, image, 3D shapes) — every mark must come from a brush.* call.
+Plain p5.js is allowed for the ground, the transforms and arithmetic, and nothing else.
+These are the only other names a sketch may use:
+{_ALLOWED_LINES}
+Any other name is refused, including p5's own shapes (rect, ellipse, circle, line,
+point, triangle, quad, arc, bezier, curve, vertex, beginShape, endShape, square, image,
+3D shapes), fill/stroke, pixels, filters, shaders and off-screen buffers: every mark
+must come from a brush.* call. background() takes a colour only.
 
 Forbidden
 - Text of any kind: no text(), no fonts, no letters or signatures in the picture.

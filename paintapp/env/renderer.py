@@ -6,22 +6,22 @@ browser context per render. The page (paintapp/env/page/) and the libraries are 
 from memory by request interception; nothing else is reachable (see "Sandbox" below).
 
 A render: take the pre-warmed context (harness + p5 + p5.brush already loaded, seeded
-with 0) or open one; reseed Math.random with the render's seed; inject the sketch as
-/sketch.js (so stacks name it); start p5 in global mode; seed randomSeed/noiseSeed
-(p5.brush's own seed follows p5's) right before setup(); run setup() and then exactly
-`draw_frames` (default 1) frames of draw(), then noLoop() — a sketch that paints in
-setup() gets one extra draw() frame, as with noLoop() in a browser; wait for p5.brush's
-post-draw flush; read 1 pixel (the GPU finishes) and toDataURL() the p5 instance's canvas.
+with 0) or open one; reseed Math.random with the render's seed; inject the sketch as the
+module /sketch.js (so stacks name it) behind its stubs (sandbox.py); start p5 in global
+mode; seed randomSeed/noiseSeed (p5.brush's own seed follows p5's) right before setup();
+run setup() and then exactly `draw_frames` (default 1) frames of draw(), then noLoop() —
+a sketch that paints in setup() gets one extra draw() frame, as with noLoop() in a
+browser; wait for p5.brush's post-draw flush; read 1 pixel (the GPU finishes); then read
+the result and copy the canvas from an isolated world.
 
 `size` is the pixel width of the sketch's 600-unit canvas: pixelDensity is pinned to
 size/600, so width/height and every coordinate stay 0..600, p5.brush scales its strokes
 and buffers with the density, and a 384 px render is the 600 px painting, finer or
 coarser (a sketch's own pixelDensity(n) is ignored).
 
-Failures of the SKETCH are verdicts in `Render.violations` (render_error, render_timeout,
-blank_canvas, runtime_bare_primitive, runtime_text, canvas_too_large). Only failures of
-the INFRASTRUCTURE raise `RenderUnavailable`: Chromium missing or failing to launch three
-times in a row, the libraries missing, WebGL unavailable in a fresh browser.
+Failures of the SKETCH are verdicts in `Render.violations` (see sandbox.py for the codes).
+Only failures of the INFRASTRUCTURE raise `RenderUnavailable`: Chromium missing or failing
+to launch three times in a row, the libraries missing, WebGL unavailable in a fresh browser.
 
 The watchdog lives outside the page. The sketch gets `timeout_s` from the moment it is
 handed over (launching Chromium and loading the libraries have their own 30 s budget:
@@ -32,12 +32,17 @@ fresh browser (~0.3 s). A page that runs out of memory (V8 heap capped at 1 GiB)
 alone: a render_error. A browser that dies before the sketch is served is replaced and
 the render retried once, so a dead connection never turns into a verdict on a sketch.
 
-Sandbox, in layers (each one alone blocks the usual channels):
+Sandbox, in layers (each one alone blocks the usual channels; README "Sandbox layers"):
+  * The allowlist at runtime (sandbox.py, page/harness.js): the sketch is a module that
+    imports a counting stub for every global outside sketch_api.json; the allowed p5
+    functions pass plain values only; `brush` is a frozen sandbox; built-ins are frozen.
+  * The verdict comes from raw counts and the nonce-tagged canvas, read from an isolated
+    world that shares no JavaScript object with the sketch.
   * Content-Security-Policy on the page: default-src 'none', scripts and images only
     from the harness origin (no data:, no eval), connect-src/worker-src/frame-src 'none'.
   * Request interception on the whole context: only the harness's own files are
-    answered (from memory); other requests are aborted and navigations (popups,
-    location changes, frames) get a 204 so the page stays put.
+    answered (from memory, each before the sketch only); other requests are aborted and
+    navigations (popups, location changes, frames) get a 204 so the page stays put.
   * Chromium flags: every host name resolves to nothing and every connection, loopback
     included, goes to a dead proxy (what interception cannot see, e.g. WebSockets);
     WebRTC may not send UDP outside that proxy.

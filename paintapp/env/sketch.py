@@ -22,7 +22,7 @@ Decisions (kept in one place so they can be argued with):
 * Bare primitives: a *call* of a p5 drawing name (`rect(...)`) is flagged even when the
   sketch defines its own `function rect()`: a top-level definition replaces p5's global
   and the prompt forbids the names anyway. A *non-call* use (`const r = rect`,
-  `[rect][0]`, `rect.call`) is flagged only when the sketch declares no such name,
+  `[rect][0]`, `rect.call`) is flagged only when no declaration of the sketch binds it there (by scope),
   because then it can only be p5's function; `const point = pts[0]; point.x` stays fine.
   `window.rect`, `globalThis.rect`, `p5.prototype.rect`, `p5.instance.rect` are always
   flagged; `this.rect` outside classes and object methods (where `this` is the window)
@@ -32,12 +32,19 @@ Decisions (kept in one place so they can be argued with):
 * Text: the same rules with p5's text names (`text`, `textSize`, ...); DOM creators that
   put text on the page (`createP`, `createDiv`, `createSpan`, `createA`, `createButton`)
   are both `text_label` and `external_access`.
+* The allowlist (sketch_api.json): every free name — one that no declaration of the
+  sketch binds, resolved by scope (scopes.py) after decoding unicode escapes — must be
+  on it. Names that a rule below judges keep that rule's code; any other outside name
+  is `forbidden_api` (`filter`, `createGraphics`, `Reflect`, `setTimeout`, `p5.WEBGL`).
+  `this.name(...)` outside classes and methods, a call of a window function unless the
+  sketch defines such a method, and `background()` with an object literal are
+  `forbidden_api` too.
 * Global objects: `window`/`globalThis` (and `self`/`top`/`parent`/`frames` when the
-  sketch does not declare those names) may only be used as `window.<name>`, and that
-  name is judged like a bare one (`window.fetch` is external, `window.rect` a bare
-  primitive, `window.innerWidth` fine). Using them as values (`const w = window`,
+  sketch does not declare those names) are outside the allowlist: `window.<name>` is
+  judged like the bare name (`window.fetch` is external, `window.rect` a bare
+  primitive) and otherwise `forbidden_api`. Using them as values (`const w = window`,
   `Reflect.get(globalThis, ...)`) or computed lookups (`window[x]`, and `this[x]`
-  outside classes, where `this` is the window) are `external_access`; a plain string
+  outside classes, where `this` may be the window) are `external_access`; a plain string
   index is also judged as a name.
   A computed property whose key is built from strings (`o["con" + "structor"]`) on any
   object is `external_access`; so is `.constructor` (the Function-constructor escape).

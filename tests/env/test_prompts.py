@@ -8,6 +8,7 @@ import pytest
 
 from paintapp.env import prompts
 from paintapp.env.brush_api import ALLOWED_BRUSH_METHODS, KNOWN_BRUSH_METHODS
+from paintapp.env.sketch_api import SKETCH_API
 from paintapp.env.prompts import (
     SUBJECTS,
     SYSTEM_PROMPT,
@@ -119,3 +120,10 @@ def test_build_messages_gives_system_then_user():
 def test_allowed_methods_are_reexported_from_prompts():
     assert prompts.ALLOWED_BRUSH_METHODS is ALLOWED_BRUSH_METHODS
     assert len(ALLOWED_BRUSH_METHODS) == 10
+
+
+def test_the_prompt_lists_every_name_the_allowlist_permits():
+    for name in SKETCH_API.allowed_globals - {"brush"}:
+        assert re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", SYSTEM_PROMPT), name
+    for name in SKETCH_API.brush_methods:
+        assert f"brush.{name}(" in SYSTEM_PROMPT

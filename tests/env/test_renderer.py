@@ -120,6 +120,42 @@ def test_it_renders_the_same_painting_for_the_same_seed(renderer, hibiscus):
     assert image_diff_fraction(hibiscus.png, again.png, tol=32) < 0.0005
 
 
+CLOCK_READER = """
+// Places its marks by every clock and entropy source a page has.
+async function setup() {
+  createCanvas(600, 600, WEBGL);
+  background("#fbf7ef");
+  translate(-width / 2, -height / 2);
+  const frame = await new Promise((resolve) => requestAnimationFrame(resolve));
+  const bytes = crypto.getRandomValues(new Uint8Array(4));
+  const sources = [Date.now(), new Date().getTime(), performance.now(), frame,
+                   bytes[0] * 97 + bytes[1], Math.random() * 1e6];
+  brush.noStroke();
+  brush.fill("#5f8f4e", 200);
+  sources.forEach((value, i) => brush.circle(40 + (Math.floor(value) % 520), 60 + i * 90, 30, 0));
+}
+"""
+
+
+def test_clocks_and_entropy_are_pinned_so_the_same_seed_paints_the_same_pixels():
+    # The layers beneath the allowlist: here the sketch may read the clocks (with the
+    # allowlist on it may not even name them), and still cannot make two renders differ.
+    paintings = []
+    for _ in range(2):
+        with Renderer(RendererConfig(timeout_s=30, shadow_globals=False)) as fresh:
+            result = fresh.render(CLOCK_READER, seed=4, size=SIZE)
+        assert result.passed, (result.violations, result.errors)
+        paintings.append(result.png)
+        time.sleep(1.1)  # real time moves on; the page's clocks must not
+    assert image_diff_fraction(paintings[0], paintings[1], tol=32) < 0.0005
+
+
+def test_with_the_allowlist_on_a_sketch_cannot_name_a_clock(renderer):
+    result = renderer.render(CLOCK_READER, seed=4, size=SIZE)
+    assert "runtime_forbidden_api" in result.violations
+    assert {"Promise", "crypto", "Date", "performance", "requestAnimationFrame"} & set(result.bare_calls)
+
+
 def test_a_different_seed_paints_a_different_painting(renderer, hibiscus):
     other = renderer.render(HIBISCUS, seed=2, size=SIZE)
     assert other.passed

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.env.adversarial import CASES
+
 REPO = Path(__file__).resolve().parents[2]
 GOOD = REPO / "tests" / "env" / "corpus" / "good" / "hibiscus.js"
+ONE_PER_CONSTRUCT = list({case.construct: case for case in CASES if case.wrapper == "unicode_escape"}.values())
 
 
 def paint(*args: str, stdin: str | None = None, env_extra: dict | None = None) -> subprocess.CompletedProcess:
@@ -61,3 +64,24 @@ def test_a_missing_browser_is_an_infrastructure_failure_exit_3():
     result = paint("render", str(GOOD), "--json", env_extra={"CHROMIUM_PATH": "/nonexistent/chromium"})
     assert result.returncode == 3, result.stdout + result.stderr
     assert json.loads(result.stdout.splitlines()[0])["error"] == "render_unavailable"
+
+
+@pytest.mark.slow
+def test_render_gives_a_failed_verdict_with_a_code_and_exits_0_for_each_forbidden_construct(tmp_path):
+    files = []
+    for case in ONE_PER_CONSTRUCT:
+        path = tmp_path / f"{case.id}.js"
+        path.write_text(case.code)
+        files.append(str(path))
+    result = paint("render", *files, "--size", "128", "--json", "--timeout", "20")
+    assert result.returncode == 0, result.stderr
+    verdicts = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [v["source"] for v in verdicts] == files
+    for case, verdict in zip(ONE_PER_CONSTRUCT, verdicts):
+        assert verdict["passed"] is False, case.id
+        assert set(verdict["violations"]) & case.static_codes, (case.id, verdict["violations"])
+        assert set(verdict["violations"]) & case.runtime_codes, (case.id, verdict["violations"])
+
+
+def test_out_needs_a_single_source_to_render():
+    assert paint("render", str(GOOD), str(GOOD), "--out", "/tmp/x.png").returncode == 2

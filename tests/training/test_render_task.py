@@ -5,6 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from paintapp.env.reward import PRESETS
+from tests.env.adversarial import CASES
+from training.rewarding import reward_parts
 from training.tasks import render_sketch
 
 CORPUS = Path(__file__).resolve().parents[1] / "env" / "corpus"
@@ -51,3 +54,19 @@ def test_a_sketch_failing_the_gate_is_not_rendered_unless_asked(render_worker):
     assert skipped["rendered"] is False and skipped["png_path"] is None
     rendered = render_sketch.delay(bare, size=256, render_failed_gate=True).get(timeout=120)
     assert "runtime_bare_primitive" in rendered["violations"]
+
+
+# One hostile sketch per forbidden construct (tests/env/adversarial.py), rendered by the
+# worker even though the gate refuses it: the render itself must fail with a code, and a
+# trainer fooled at the gate would still reward it 0, never None.
+ONE_PER_CONSTRUCT = list({case.construct: case for case in CASES if case.wrapper == "computed_name"}.values())
+
+
+def test_every_forbidden_construct_is_a_failed_render_and_a_zero_reward(render_worker):
+    recipe = PRESETS["judge-led"]
+    for case in ONE_PER_CONSTRUCT:
+        result = render_sketch.delay(case.code, size=128, render_failed_gate=True).get(timeout=120)
+        assert result["passed"] is False, case.id
+        assert set(result["violations"]) & case.runtime_codes, (case.id, result["violations"])
+        reward, _parts, failure = reward_parts(recipe, code=case.code, gate_passed=True, render=result, score=None)
+        assert reward == 0.0 and failure == "", (case.id, reward, failure)

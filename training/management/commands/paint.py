@@ -1,9 +1,10 @@
 """`manage.py paint gate|render` — the painting environment from the command line.
 
     paint gate FILE.js|- [--json] [--strictness allowlist|known]
-    paint render FILE.js|- [--out OUT.png] [--size N] [--seed N] [--json] [--timeout S]
+    paint render FILE.js|- [FILE.js ...] [--out OUT.png] [--size N] [--seed N] [--json] [--timeout S]
 
 Input may be a bare sketch or a model's whole reply (the first ```js block is taken).
+`render` takes several files at once (one browser for all; with --json, one object a line).
 Exit codes: 0 a verdict was reached (pass or fail), 2 bad usage, 3 infrastructure failure.
 """
 from __future__ import annotations
@@ -38,8 +39,9 @@ class Command(BaseCommand):
         score.add_argument("--sketch", default=None, help="the sketch that drew it, for the length part")
         score.add_argument("--seed", type=int, default=0, help="which references are drawn")
         score.add_argument("--json", action="store_true")
+        gate.add_argument("source", help="a .js file, a reply text file, or - for standard input")
+        render.add_argument("source", nargs="+", help="one or more .js or reply files, or - for standard input")
         for p in (gate, render):
-            p.add_argument("source", help="a .js file, a reply text file, or - for standard input")
             p.add_argument("--json", action="store_true", help="print one JSON object")
             p.add_argument("--strictness", choices=["allowlist", "known"], default="allowlist")
         render.add_argument("--out", type=Path, help="write the painting as PNG here")
@@ -50,14 +52,17 @@ class Command(BaseCommand):
             "--only-if-gate-passes", action="store_true", help="skip the render when the static gate fails"
         )
 
-    def handle(self, *args, action: str, source: str, **options):
+    def handle(self, *args, action: str, source: str | list[str], **options):
         if action == "score":
             return self._score(source, **options)
-        text = self._read(source)
         if action == "gate":
-            painting = paint_reply(text, renderer=None, strictness=options["strictness"])
+            painting = paint_reply(self._read(source), renderer=None, strictness=options["strictness"])
             self._report(painting, options["json"], rendered=False)
             return
+        sources = list(source)
+        if options["out"] and len(sources) > 1:
+            raise CommandError("--out needs a single source", returncode=EXIT_USAGE)
+        texts = [self._read(s) for s in sources]
 
         from django.conf import settings
 
@@ -72,21 +77,25 @@ class Command(BaseCommand):
         )
         try:
             with Renderer(config) as renderer:
-                painting = paint_reply(
-                    text,
-                    renderer=renderer,
-                    seed=options["seed"],
-                    size=size,
-                    strictness=options["strictness"],
-                    render_failed_gate=not options["only_if_gate_passes"],
-                )
+                for name, text in zip(sources, texts):
+                    painting = paint_reply(
+                        text,
+                        renderer=renderer,
+                        seed=options["seed"],
+                        size=size,
+                        strictness=options["strictness"],
+                        render_failed_gate=not options["only_if_gate_passes"],
+                    )
+                    if options["out"] and painting.png:
+                        options["out"].write_bytes(painting.png)
+                    if len(sources) > 1 and not options["json"]:
+                        self.stdout.write(name)
+                    self._report(painting, options["json"], rendered=True, out=options["out"],
+                                 source=name if len(sources) > 1 else None)
         except RenderUnavailable as exc:
             if options["json"]:
                 self.stdout.write(json.dumps({"error": "render_unavailable", "message": str(exc)}))
             raise CommandError(f"renderer unavailable: {exc}", returncode=EXIT_INFRASTRUCTURE) from exc
-        if options["out"] and painting.png:
-            options["out"].write_bytes(painting.png)
-        self._report(painting, options["json"], rendered=True, out=options["out"])
 
     def _score(self, source: str, *, pool, recipe, prompt, sketch, seed, json: bool, **options) -> None:
         import json as jsonlib
@@ -146,8 +155,11 @@ class Command(BaseCommand):
             raise CommandError(f"{source} is larger than {MAX_INPUT_BYTES} bytes", returncode=EXIT_USAGE)
         return data.decode("utf-8", errors="replace")
 
-    def _report(self, painting: Painting, as_json: bool, *, rendered: bool, out: Path | None = None) -> None:
+    def _report(self, painting: Painting, as_json: bool, *, rendered: bool, out: Path | None = None,
+                source: str | None = None) -> None:
         data = painting.to_dict()
+        if source is not None:
+            data["source"] = source
         if not rendered:
             data = {k: data[k] for k in ("passed", "violations", "gate", "length_score")}
             data["passed"] = painting.gate.passed
