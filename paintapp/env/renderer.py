@@ -571,14 +571,16 @@ class _Worker:
             if not page.evaluate("() => !!(window.__paint && window.__paint.libraries)"):
                 raise RenderUnavailable("the render harness or the p5/p5.brush libraries failed to load")
             if self.shadow_names is None:
-                names = page.evaluate("n => window.__paint.shadowNames(n)", sorted(SKETCH_API.allowed_globals))
+                names = page.evaluate("n => window.__paint.shadowNames(n)",
+                                      sorted(SKETCH_API.allowed_globals))
                 self.shadow_names = shadowable([str(n) for n in names or []])
                 self.shadows_js = shadows_module(self.shadow_names).encode("utf-8")
             # A world of its own on the same page: the same DOM and canvas, none of the
             # page's JavaScript objects, so nothing the sketch does reaches the reader.
             slot.cdp = context.new_cdp_session(page)
             frame_id = slot.cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
-            world = slot.cdp.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": "paint-reader"})
+            world = slot.cdp.send("Page.createIsolatedWorld",
+                                  {"frameId": frame_id, "worldName": "paint-reader"})
             slot.reader_world = int(world["executionContextId"])
             slot.loaded_ms = (time.perf_counter() - t1) * 1000
         except BaseException:
@@ -744,7 +746,8 @@ class _Worker:
         denied = counts(data.get("denied"))
         violations = sorted({code_for_denied(name) for name in denied})
         png: bytes | None = None
-        made_w, made_h = _int_or_none(data.get("canvasWidth")) or 0, _int_or_none(data.get("canvasHeight")) or 0
+        made_w = _int_or_none(data.get("canvasWidth")) or 0
+        made_h = _int_or_none(data.get("canvasHeight")) or 0
         if reading.width * reading.height > self.config.max_pixels:
             violations.append(CANVAS_TOO_LARGE)
         elif made_w and (reading.canvases != 1 or reading.tagged != 1

@@ -50,6 +50,10 @@ _UNBINDABLE = frozenset({
 })
 
 
+# Imported even when the sketch declares them (the module then fails to parse).
+ALWAYS_SHADOWED = frozenset({"document", "window", "globalThis", "p5", "Function", "Reflect"})
+
+
 def shadowable(names: list[str]) -> list[str]:
     """The page's global names less the allowlist and the names no import may bind."""
     allowed = SKETCH_API.allowed_globals
@@ -79,7 +83,14 @@ def compose_module(code: str, shadow_names: list[str]) -> str:
     it can close something of ours: at worst the module does not parse and nothing runs.
     """
     data = code.encode("utf-8", "replace")
-    declared = resolve(parse_js(data), data).module_names
+    root = parse_js(data)
+    # Trust the parser's list of top-level declarations only for a clean parse: on a
+    # broken one (or syntax tree-sitter does not know) every stub is imported, and a
+    # clash with a real declaration is a SyntaxError, so nothing runs. The names that
+    # open everything are imported whatever the sketch declares (the gate refuses such
+    # declarations anyway).
+    declared = set() if root.has_error else resolve(root, data).module_names
+    declared -= ALWAYS_SHADOWED
     imports = [EXPORT_NAME]
     if "brush" not in declared:
         imports.append("brush")

@@ -137,6 +137,7 @@ async function setup() {
 """
 
 
+@pytest.mark.slow
 def test_clocks_and_entropy_are_pinned_so_the_same_seed_paints_the_same_pixels():
     # The layers beneath the allowlist: here the sketch may read the clocks (with the
     # allowlist on it may not even name them), and still cannot make two renders differ.

@@ -23,6 +23,15 @@ import pytest
 
 from paintapp.env.image import image_diff_fraction
 from paintapp.env.renderer import RENDER_TIMEOUT, Render, Renderer, RendererConfig
+from paintapp.env.sandbox import (
+    ALWAYS_SHADOWED,
+    EXPORT_NAME,
+    code_for_denied,
+    compose_module,
+    png_size,
+    shadowable,
+    shadows_module,
+)
 
 CORPUS = Path(__file__).parent / "corpus"
 RUNTIME = CORPUS / "runtime"
@@ -30,6 +39,60 @@ HOSTILE = sorted((CORPUS / "hostile").glob("*.js"))
 EXPECTATIONS = json.loads((CORPUS / "runtime_expectations.json").read_text())
 HIBISCUS = (CORPUS / "good" / "hibiscus.js").read_text()
 HOSTILE_TIMEOUT_S = 4.0
+
+
+# --------------------------------------------------------------------------- the module
+SHADOWS = shadowable(["document", "window", "rect", "filter", "top", "Math", "brush", "setup",
+                      "eval", "break", "globalThis", "p5", "Function", "Reflect"])
+
+
+def test_allowed_and_unbindable_names_are_never_shadowed():
+    assert "Math" not in SHADOWS and "brush" not in SHADOWS and "setup" not in SHADOWS
+    assert "eval" not in SHADOWS and "break" not in SHADOWS
+    assert {"document", "rect", "filter", "top"} <= set(SHADOWS)
+
+
+def test_the_sketch_is_served_verbatim_between_one_import_line_and_the_hand_over():
+    sketch = "function setup() {\n  rect(0, 0, 1, 1);\n}"
+    module = compose_module(sketch, SHADOWS)
+    head, rest = module.split("\n", 1)
+    assert head.startswith("import { " + EXPORT_NAME + ", brush, ") and head.endswith('from "/shadows.js";')
+    assert rest.startswith(sketch + "\n;" + EXPORT_NAME + "(")  # line numbers shift by exactly one
+    assert " rect," in head or " rect " in head
+
+
+def test_a_name_the_sketch_declares_at_top_level_is_not_imported_unless_it_opens_everything():
+    module = compose_module("let top = 1; const filter = 2; var document = 3;", SHADOWS)
+    head = module.split("\n", 1)[0]
+    assert " top," not in head and " filter," not in head
+    assert "document" in head  # a clash: the module will not parse, so nothing runs
+    assert ALWAYS_SHADOWED <= {"document", "window", "globalThis", "p5", "Function", "Reflect"}
+
+
+def test_on_a_broken_parse_every_stub_is_imported():
+    head = compose_module("let top = 1; function (", SHADOWS).split("\n", 1)[0]
+    assert " top," in head or " top " in head
+
+
+def test_the_shadow_module_exports_each_stub_under_an_alias():
+    js = shadows_module(["document", "rect"])
+    assert 'export { s0 as document };' in js and 'deny("rect")' in js
+    assert "delete globalThis.__paintShadowKit" in js
+
+
+def test_page_counts_map_to_stable_codes():
+    assert code_for_denied("rect") == "runtime_bare_primitive"
+    assert code_for_denied("text") == "runtime_text"
+    assert code_for_denied("brush.rect") == "runtime_disallowed_brush"
+    assert code_for_denied("background(object argument)") == "runtime_forbidden_api"
+    assert code_for_denied("document") == "runtime_forbidden_api"
+    assert code_for_denied("canvas_too_large") == "canvas_too_large"
+
+
+def test_png_size_reads_the_header_without_decoding():
+    header = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\x0dIHDR" + (600).to_bytes(4, "big") + (300).to_bytes(4, "big")
+    assert png_size(header) == (600, 300)
+    assert png_size(b"GIF89a" + b"\x00" * 30) is None
 
 
 @dataclass

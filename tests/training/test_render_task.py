@@ -68,5 +68,6 @@ def test_every_forbidden_construct_is_a_failed_render_and_a_zero_reward(render_w
         result = render_sketch.delay(case.code, size=128, render_failed_gate=True).get(timeout=120)
         assert result["passed"] is False, case.id
         assert set(result["violations"]) & case.runtime_codes, (case.id, result["violations"])
-        reward, _parts, failure = reward_parts(recipe, code=case.code, gate_passed=True, render=result, score=None)
+        reward, _parts, failure = reward_parts(
+            recipe, code=case.code, gate_passed=True, render=result, score=None)
         assert reward == 0.0 and failure == "", (case.id, reward, failure)

@@ -1,0 +1,122 @@
+"""Reward integrity: does the allowlist cost any real painting, and does any hostile
+sketch get through?
+
+    .venv/bin/python bench/integrity.py [--pool 200] [--size 384] [--no-hostile] [--json OUT]
+
+Renders the demo pool's sketches (`seedgen.generate_pool(N, seed=0, weak_share=0.3)`,
+exactly what `make demo` seeds) through the static gate and the renderer and prints how
+many pass, by style, with the codes of those that fail. Then, unless --no-hostile, every
+case of the adversarial corpus (tests/env/adversarial.py) through each layer alone,
+printing how many each layer let through (it should be none; cases whose forbidden part
+sits in a p5 input handler never run, so only the gate can see them).
+
+--json writes every verdict, so a run on an older commit can be compared sketch by sketch
+(the README's figures come from that comparison). Progress goes to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import psutil  # installed with accelerate
+from tqdm import tqdm
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from paintapp.env.renderer import Renderer, RendererConfig  # noqa: E402
+from paintapp.env.seedgen import generate_pool  # noqa: E402
+from paintapp.env.sketch import gate_source  # noqa: E402
+
+DEAD_HANDLERS = {"mousePressed", "windowResized"}
+
+
+def pool_verdicts(renderer: Renderer, count: int, size: int) -> list[dict]:
+    out = []
+    for sketch in tqdm(generate_pool(count, seed=0, weak_share=0.3), desc="demo pool", file=sys.stderr):
+        gate = gate_source(sketch.code)
+        t = time.perf_counter()
+        render = renderer.render(sketch.code, seed=sketch.seed, size=size)
+        out.append({
+            "id": sketch.id, "style": sketch.style, "gate": gate.codes, "render": render.violations,
+            "seconds": round(time.perf_counter() - t, 3), "paint_fraction": render.paint_fraction,
+        })
+    return out
+
+
+def memory_mb(renderer: Renderer) -> float:
+    """Resident memory of this process and the renderer's whole Chromium tree."""
+    total = psutil.Process().memory_info().rss
+    pid = renderer._worker.browser_pid if renderer._worker else None
+    if pid and psutil.pid_exists(pid):
+        browser = psutil.Process(pid)
+        for proc in [browser, *browser.children(recursive=True)]:
+            try:
+                total += proc.memory_info().rss
+            except psutil.Error:
+                pass
+    return total / 2**20
+
+
+def hostile_verdicts(renderer: Renderer, size: int) -> list[dict]:
+    from tests.env.adversarial import CASES  # the corpus lives with the tests
+
+    out = []
+    for case in tqdm(CASES, desc="hostile corpus", file=sys.stderr):
+        gate = gate_source(case.code)
+        render = renderer.render(case.code, seed=0, size=size)
+        out.append({"id": case.id, "form": case.form, "gate": gate.codes, "gate_passed": gate.passed,
+                    "render": render.violations, "render_passed": render.passed,
+                    "forbidden_ran": bool(render.bare_calls), "memory_mb": round(memory_mb(renderer), 1)})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pool", type=int, default=200, help="demo pool sketches to render")
+    parser.add_argument("--size", type=int, default=384)
+    parser.add_argument("--no-hostile", action="store_true")
+    parser.add_argument("--json", type=Path, help="write every verdict here")
+    args = parser.parse_args()
+
+    report: dict = {}
+    with Renderer(RendererConfig(timeout_s=60)) as renderer:
+        pool = pool_verdicts(renderer, args.pool, args.size)
+        report["pool"] = pool
+        passed = [p for p in pool if not p["gate"] and not p["render"]]
+        by_style = Counter(p["style"] for p in pool)
+        ok_style = Counter(p["style"] for p in passed)
+        print(f"Demo pool ({len(pool)} sketches at {args.size} px): {len(passed)} pass gate and render")
+        for style in sorted(by_style):
+            print(f"  {style:<12} {ok_style[style]:>4} / {by_style[style]}")
+        for p in pool:
+            if p["gate"] or p["render"]:
+                print(f"  fails: {p['id']}: gate {p['gate']} render {p['render']}")
+        seconds = sorted(p["seconds"] for p in pool)
+        print(f"  render time median {seconds[len(seconds) // 2]:.2f} s, max {seconds[-1]:.2f} s")
+
+        if not args.no_hostile:
+            hostile = hostile_verdicts(renderer, 128)
+            report["hostile"] = hostile
+            live = [h for h in hostile if h["form"] not in DEAD_HANDLERS]
+            dead = [h for h in hostile if h["form"] in DEAD_HANDLERS]
+            print(f"Adversarial corpus ({len(hostile)} cases): "
+                  f"{sum(h['gate_passed'] for h in hostile)} pass the gate, "
+                  f"{sum(h['render_passed'] for h in live)} of {len(live)} pass the renderer alone; "
+                  f"in {len(dead)} the forbidden part sits in an input handler and ran "
+                  f"{sum(h['forbidden_ran'] for h in dead)} times")
+            memory = [h["memory_mb"] for h in hostile]
+            print(f"  memory (this process + Chromium): {memory[0]:.0f} MB after the first case, "
+                  f"{max(memory):.0f} MB at most, {memory[-1]:.0f} MB after the last")
+            codes = Counter(code for h in hostile for code in h["render"])
+            print("  runtime codes: " + ", ".join(f"{c} {n}" for c, n in codes.most_common()))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
