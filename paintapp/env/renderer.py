@@ -33,11 +33,12 @@ alone: a render_error. A browser that dies before the sketch is served is replac
 the render retried once, so a dead connection never turns into a verdict on a sketch.
 
 Sandbox, in layers (each one alone blocks the usual channels; README "Sandbox layers"):
-  * The allowlist at runtime (sandbox.py, page/harness.js): the sketch is a module that
-    imports a counting stub for every global outside sketch_api.json; the allowed p5
+  * The allowlist at runtime (sandbox.py, page/harness.js): the sketch is a function body
+    in a module that imports a counting stub for every global outside sketch_api.json; the allowed p5
     functions pass plain values only; `brush` is a frozen sandbox; built-ins are frozen.
-  * The verdict comes from raw counts and the nonce-tagged canvas, read from an isolated
-    world that shares no JavaScript object with the sketch.
+  * The verdict comes from raw counts (a string the frozen window.__paint holds) and the
+    canvas element p5 made, copied from an isolated world that shares no JavaScript
+    object with the sketch.
   * Content-Security-Policy on the page: default-src 'none', scripts and images only
     from the harness origin (no data:, no eval), connect-src/worker-src/frame-src 'none'.
   * Request interception on the whole context: only the harness's own files are
@@ -84,11 +85,11 @@ from paintapp.env.sandbox import (  # noqa: F401 - the codes are part of this mo
     code_for_denied,
     compose_module,
     counts,
-    parse_reading,
     png_size,
-    reader_expression,
+    read_page,
     shadowable,
     shadows_module,
+    webgl_available,
 )
 from paintapp.env.sketch_api import SKETCH_API
 
@@ -537,7 +538,7 @@ class _Worker:
                         return
                 if path == SKETCH_PATH and slot.code is not None and not slot.sketch_served:
                     slot.sketch_served = True
-                    route.fulfill(status=200, body=slot.code.encode("utf-8"), headers={
+                    route.fulfill(status=200, body=slot.code.encode("utf-8", "replace"), headers={
                         "content-type": "text/javascript; charset=utf-8", "cache-control": "no-store"})
                 elif path == SHADOWS_PATH and slot.sketch_served and not slot.shadows_served:
                     slot.shadows_served = True
@@ -605,7 +606,6 @@ class _Worker:
             t_run = time.perf_counter()
             shadows = (self.shadow_names or []) if self.config.shadow_globals else []
             slot.code = compose_module(job.code, shadows)
-            nonce = uuid.uuid4().hex
             self.renders_in_browser += 1
             # The sketch's clock starts now: launching Chromium and loading the libraries
             # are the infrastructure's time, not the sketch's.
@@ -620,7 +620,6 @@ class _Worker:
                     "maxGraphicsPixels": 4 * self.config.max_pixels,
                     "drawFrames": self.config.draw_frames,
                     "sketchUrl": SKETCH_PATH,
-                    "nonce": nonce,
                     "api": SKETCH_API.to_page(),
                 },
                 timeout=_remaining_ms(job.run_deadline),
@@ -628,17 +627,12 @@ class _Worker:
             handle.dispose()
             timings["run_ms"] = round((time.perf_counter() - t_run) * 1000, 1)
             t_read = time.perf_counter()
-            reading = parse_reading(slot.cdp.send("Runtime.evaluate", {
-                "expression": reader_expression(nonce, self.config.max_pixels),
-                "contextId": slot.reader_world, "returnByValue": True,
-            }).get("result", {}).get("value"))
+            reading = read_page(slot.cdp, slot.reader_world, self.config.max_pixels)
             timings["capture_ms"] = round((time.perf_counter() - t_read) * 1000, 1)
             result = self._verdict(job, reading, timings)
             ok = True
             status = (reading.result or {}).get("status")
-            if status == "error" and reading.png is None and not slot.page.evaluate(
-                "() => window.__paint.probe()"
-            ):
+            if status == "error" and reading.png is None and not webgl_available(slot.cdp, slot.reader_world):
                 # WebGL itself is gone (the GPU process gave up after crashes): that is
                 # the browser's fault, not the sketch's. A fresh browser, then one retry.
                 log.warning("WebGL unavailable; relaunching Chromium")
@@ -729,8 +723,8 @@ class _Worker:
         )
 
     def _verdict(self, job: _Job, reading: Any, timings: dict[str, float]) -> Render:
-        """Decide the verdict from what the isolated reader saw: the harness's raw counts,
-        the canvas that carries this render's nonce, and its pixels."""
+        """Decide the verdict from what was read: the harness's raw counts, the canvas p5
+        made (still in the page, at the size it was made), and its pixels."""
         data = reading.result
         if data is None:
             # The harness always writes its result before the render promise resolves;
@@ -750,9 +744,8 @@ class _Worker:
         made_h = _int_or_none(data.get("canvasHeight")) or 0
         if reading.width * reading.height > self.config.max_pixels:
             violations.append(CANVAS_TOO_LARGE)
-        elif made_w and (reading.canvases != 1 or reading.tagged != 1
-                         or (reading.width, reading.height) != (made_w, made_h)):
-            # The canvas p5 made is gone, doubled, or not the size it was made at.
+        elif made_w and (not reading.connected or (reading.width, reading.height) != (made_w, made_h)):
+            # The canvas p5 made is gone from the page, or not the size it was made at.
             violations.append(CANVAS_SWAPPED)
         elif reading.png is not None and png_size(reading.png) == (reading.width, reading.height):
             png = reading.png

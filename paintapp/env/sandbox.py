@@ -1,10 +1,10 @@
 """The runtime half of the allowlist: how a sketch is wrapped for the render page, and
 how the page's raw counts become verdict codes.
 
-The page (page/harness.js) runs the sketch as an ES module whose first line imports,
-from /shadows.js, a recording stub for every global outside sketch_api.json, so the
-sketch's free names resolve only to the allowlist or to stubs; its last line hands
-`setup` and `draw` to the harness. Python, not the page, turns what the page counted
+The page (page/harness.js) runs the sketch as the body of a function in an ES module
+whose first line imports, from /shadows.js, a recording stub for every global outside
+sketch_api.json, so the sketch's free names resolve only to the allowlist or to stubs;
+its last line hands `setup` and `draw` to the harness. Python, not the page, turns what the page counted
 into violation codes (the page shares its realm with the sketch; its opinion is not
 asked).
 """
@@ -17,8 +17,6 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from paintapp.env.scopes import resolve
-from paintapp.env.sketch import parse_js
 from paintapp.env.sketch_api import SKETCH_API
 
 # Verdict codes (stable strings, stored with every rollout).
@@ -50,10 +48,6 @@ _UNBINDABLE = frozenset({
 })
 
 
-# Imported even when the sketch declares them (the module then fails to parse).
-ALWAYS_SHADOWED = frozenset({"document", "window", "globalThis", "p5", "Function", "Reflect"})
-
-
 def shadowable(names: list[str]) -> list[str]:
     """The page's global names less the allowlist and the names no import may bind."""
     allowed = SKETCH_API.allowed_globals
@@ -77,69 +71,51 @@ def shadows_module(names: list[str]) -> str:
 
 
 def compose_module(code: str, shadow_names: list[str]) -> str:
-    """The sketch as the page runs it: line 1 imports the stubs (less the names the
-    sketch declares at its own top level, which would clash), then the sketch verbatim,
-    then the hand-over of setup and draw. Nothing wraps the sketch, so no bracket in
-    it can close something of ours: at worst the module does not parse and nothing runs.
+    """The sketch as the page runs it. Line 1 imports a stub for EVERY shadowed name and
+    opens a function; the sketch follows verbatim as that function's body, so its own
+    top-level declarations legally shadow the stubs (no parser of ours has to guess
+    which names it declares); the last lines hand setup and draw over and call the
+    function. A sketch that closes our function early gains nothing: outside it, the
+    same stubs are in scope, and any declaration of its own there clashes with an import,
+    so the module does not parse and nothing runs.
     """
-    data = code.encode("utf-8", "replace")
-    root = parse_js(data)
-    # Trust the parser's list of top-level declarations only for a clean parse: on a
-    # broken one (or syntax tree-sitter does not know) every stub is imported, and a
-    # clash with a real declaration is a SyntaxError, so nothing runs. The names that
-    # open everything are imported whatever the sketch declares (the gate refuses such
-    # declarations anyway).
-    declared = set() if root.has_error else resolve(root, data).module_names
-    declared -= ALWAYS_SHADOWED
-    imports = [EXPORT_NAME]
-    if "brush" not in declared:
-        imports.append("brush")
-    imports += [n for n in shadow_names if n not in declared]
-    head = "import { " + ", ".join(imports) + " } from \"/shadows.js\";\n"
+    imports = ", ".join([EXPORT_NAME, "brush", *shadow_names])
+    head = "import { " + imports + " } from \"/shadows.js\"; (function () {\n"
     tail = (f"\n;{EXPORT_NAME}(typeof setup === \"function\" ? setup : undefined, "
-            "typeof draw === \"function\" ? draw : undefined);\n")
+            "typeof draw === \"function\" ? draw : undefined);\n})();\n")
     return head + code + tail
 
 
 @dataclass(frozen=True)
 class PageReading:
-    """What the isolated reader saw: the harness's result string and the tagged canvas."""
+    """The harness's result string and the canvas p5 made, as Python read them."""
 
     result: dict[str, Any] | None
-    canvases: int  # canvases carrying this render's nonce
-    tagged: int  # canvases carrying any nonce
+    connected: bool  # the canvas is still in the page
     width: int
     height: int
     png: bytes | None
     error: str | None
 
 
-def reader_expression(nonce: str, max_pixels: int) -> str:
-    """JavaScript for the isolated world: read the result attribute and copy the one
-    canvas that carries `nonce`, unless it is over the pixel budget."""
-    return f"""(() => {{
-  const out = {{ result: document.documentElement.getAttribute("data-paint-result"),
-                canvases: 0, tagged: 0, width: 0, height: 0, png: null, error: null }};
-  const mine = [];
-  for (const c of document.querySelectorAll("canvas[data-paint-canvas]")) {{
-    out.tagged += 1;
-    if (c.getAttribute("data-paint-canvas") === {json.dumps(nonce)} && c.isConnected) mine.push(c);
-  }}
-  out.canvases = mine.length;
-  if (mine.length === 1) {{
-    const c = mine[0];
-    out.width = c.width; out.height = c.height;
-    if (c.width > 0 && c.height > 0 && c.width * c.height <= {int(max_pixels)}) {{
-      try {{ out.png = c.toDataURL("image/png"); }} catch (e) {{ out.error = String(e); }}
-    }}
-  }}
+# Runs in the isolated world with `this` = the canvas element: copy it unless it is over
+# the pixel budget (then nothing is encoded, let alone decoded).
+_READ_CANVAS = """function (maxPixels) {
+  const out = { connected: this.isConnected, width: this.width, height: this.height, png: null, error: null };
+  if (out.width > 0 && out.height > 0 && out.width * out.height <= maxPixels) {
+    try { out.png = this.toDataURL("image/png"); } catch (e) { out.error = String(e); }
+  }
   return out;
-}})()"""
+}"""
+_PNG_PREFIX = "data:image/png;base64,"
 
 
-def parse_reading(value: Any) -> PageReading:
-    v = value if isinstance(value, dict) else {}
-    raw = v.get("result")
+def read_page(cdp: Any, reader_world: int, max_pixels: int) -> PageReading:
+    """Ask the frozen `window.__paint` for the result string and the canvas element (a
+    primitive and a node: nothing the sketch can intercept), then open that node in the
+    isolated world, where none of the page's JavaScript objects exist, and copy it."""
+    value = cdp.send("Runtime.evaluate", {"expression": "window.__paint.result()", "returnByValue": True})
+    raw = value.get("result", {}).get("value")
     result = None
     if isinstance(raw, str):
         try:
@@ -147,17 +123,37 @@ def parse_reading(value: Any) -> PageReading:
             result = parsed if isinstance(parsed, dict) else None
         except ValueError:
             result = None
+    canvas: dict[str, Any] = {}
+    handle = cdp.send("Runtime.evaluate", {"expression": "window.__paint.canvas()"}).get("result", {})
+    if handle.get("subtype") == "node" and handle.get("objectId"):
+        node = cdp.send("DOM.describeNode", {"objectId": handle["objectId"]})["node"]
+        isolated = cdp.send("DOM.resolveNode", {"backendNodeId": node["backendNodeId"],
+                                                "executionContextId": reader_world})["object"]
+        canvas = cdp.send("Runtime.callFunctionOn", {
+            "objectId": isolated["objectId"], "functionDeclaration": _READ_CANVAS,
+            "arguments": [{"value": int(max_pixels)}], "returnByValue": True,
+        }).get("result", {}).get("value") or {}
     png = None
-    url = v.get("png")
-    prefix = "data:image/png;base64,"
-    if isinstance(url, str) and url.startswith(prefix):
+    url = canvas.get("png")
+    if isinstance(url, str) and url.startswith(_PNG_PREFIX):
         try:
-            png = base64.b64decode(url[len(prefix):], validate=True)
+            png = base64.b64decode(url[len(_PNG_PREFIX):], validate=True)
         except ValueError:
             png = None
-    return PageReading(result=result, canvases=_int(v.get("canvases")), tagged=_int(v.get("tagged")),
-                       width=_int(v.get("width")), height=_int(v.get("height")), png=png,
-                       error=str(v["error"])[:300] if v.get("error") else None)
+    return PageReading(result=result, connected=canvas.get("connected") is True,
+                       width=_int(canvas.get("width")), height=_int(canvas.get("height")), png=png,
+                       error=str(canvas["error"])[:300] if canvas.get("error") else None)
+
+
+def webgl_available(cdp: Any, reader_world: int) -> bool:
+    """Is WebGL2 there at all? Asked from the isolated world, so a sketch that broke the
+    page's own canvas prototype cannot pass itself off as a broken browser."""
+    value = cdp.send("Runtime.evaluate", {
+        "expression": "(() => { try { return !!document.createElement('canvas').getContext('webgl2'); }"
+                      " catch (e) { return false; } })()",
+        "contextId": reader_world, "returnByValue": True,
+    })
+    return value.get("result", {}).get("value") is True
 
 
 def png_size(png: bytes) -> tuple[int, int] | None:

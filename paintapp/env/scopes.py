@@ -215,6 +215,10 @@ class _Resolver:
                         if sub.type == "identifier":
                             self.module.names.add(self.name(sub))
             return
+        if ntype == "class_static_block":
+            # a static block keeps its own `var`s, like a function body
+            self.push_children(node, Scope("function", scope))
+            return
         if ntype in _BLOCKS and ntype != "catch_clause":
             self.push_children(node, Scope("block", scope))
             return

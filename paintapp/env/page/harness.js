@@ -5,17 +5,18 @@
 //  * the built-ins are frozen before the sketch runs (no prototype getters, no replaced
 //    Object.keys or Promise.prototype.then), and the harness keeps its own state in
 //    closures and null-prototype maps;
-//  * the sketch is a module (strict mode, `this` undefined) whose first line imports,
-//    from /shadows.js, a recording stub for EVERY global outside the allowlist
-//    (sketch_api.json): `document`, `window`, `p5`, `rect`, `createGraphics`, ... A call
-//    of a stub is counted and does nothing; any other use is counted and throws;
+//  * the sketch is the body of a function in a module (strict mode, `this` undefined)
+//    whose first line imports, from /shadows.js, a recording stub for EVERY global
+//    outside the allowlist (sketch_api.json): `document`, `window`, `p5`, `rect`,
+//    `createGraphics`, ... A call of a stub is counted and does nothing; any other use is
+//    counted and throws;
 //  * `brush` is a frozen sandbox holding the ten allowed methods (other p5.brush
 //    methods are counting stubs), and the allowed p5 functions are replaced on window by
 //    wrappers that take only plain values and return only plain values, so no object of
 //    p5's (the instance, the renderer, the canvas) ever reaches the sketch;
-//  * the result is one JSON string written to an attribute of <html>, which Python reads
-//    from an isolated world together with the canvas pixels. Python decides the verdict
-//    from the raw counts.
+//  * the result is one JSON string held in this closure; Python asks for it and for the
+//    canvas element through the frozen window.__paint, and copies the pixels from an
+//    isolated world. Python decides the verdict from the raw counts.
 // The page may be loaded long before the sketch is known (a pre-warmed page); run()
 // then seeds, injects /sketch.js and starts p5 in global mode.
 (function () {
@@ -41,10 +42,7 @@
   const strSlice = String.prototype.slice;
   const createElement = Document.prototype.createElement;
   const appendChild = Node.prototype.appendChild;
-  const setAttribute = Element.prototype.setAttribute;
-  const removeAttribute = Element.prototype.removeAttribute;
   const getContext = HTMLCanvasElement.prototype.getContext;
-  const root = document.documentElement;
   const head = document.head;
   const ceil = Math.ceil;
   const isFinite_ = Number.isFinite;
@@ -54,7 +52,7 @@
 
   const cfg = {
     seed: 0, density: 1, maxPixels: 2048 * 2048, drawFrames: 1, maxGraphicsPixels: 4 * 2048 * 2048,
-    nonce: "", api: null,
+    api: null,
   };
   const state = {
     started: false, done: false, status: "pending", inst: null, hasDraw: false, frames: 0,
@@ -302,7 +300,6 @@
     let canvas = null;
     try { canvas = inst.canvas; } catch (e) { canvas = null; }
     if (!(canvas instanceof HTMLCanvasElement)) return;
-    if (state.canvas && state.canvas !== canvas) apply(removeAttribute, state.canvas, ["data-paint-canvas"]);
     state.canvas = canvas;
     state.canvasWidth = canvas.width;
     state.canvasHeight = canvas.height;
@@ -437,7 +434,6 @@
     cfg.maxPixels = options.maxPixels | 0;
     cfg.maxGraphicsPixels = options.maxGraphicsPixels | 0;
     cfg.drawFrames = Math.max(1, options.drawFrames | 0);
-    cfg.nonce = "" + options.nonce;
     cfg.api = options.api;
     I.reseed(cfg.seed);
     buildSandboxBrush(cfg.api.brush);
@@ -492,8 +488,10 @@
   }
 
   // A 1-pixel read makes the GPU finish, so the timings are honest and the canvas the
-  // reader copies holds finished work; then the p5 canvas gets the render's nonce, the
-  // one mark the isolated reader looks for.
+  // reader copies holds finished work. The result stays in this closure: Python asks for
+  // it (and for the canvas element, which it then opens from an isolated world) through
+  // the frozen window.__paint, nothing the sketch could watch or rewrite.
+  let resultString = null;
   function collect() {
     let flushed = false;
     const canvas = state.canvas;
@@ -502,20 +500,20 @@
         const gl = apply(getContext, canvas, ["webgl2"]) || apply(getContext, canvas, ["webgl"]);
         if (gl) gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
         flushed = true;
-        apply(setAttribute, canvas, ["data-paint-canvas", cfg.nonce]);
       } catch (e) {
         recordError(e, null);
       }
     }
     marks.flushed = now();
-    const result = "{\"status\":" + quote(state.status) + ",\"done\":" + (state.done ? "true" : "false") +
+    resultString = "{\"status\":" + quote(state.status) + ",\"done\":" + (state.done ? "true" : "false") +
       ",\"frames\":" + number(state.frames) + ",\"flushed\":" + (flushed ? "true" : "false") +
       ",\"canvasWidth\":" + number(state.canvasWidth) + ",\"canvasHeight\":" + number(state.canvasHeight) +
       ",\"denied\":" + counts(denied) + ",\"brush\":" + counts(brushCalls) + ",\"errors\":" + errorList() +
       ",\"marks\":" + counts(marks) + ",\"csp\":" + stringList(I.cspViolations) + "}";
-    apply(setAttribute, root, ["data-paint-result", result]);
     return true;
   }
+  function result() { return resultString; }
+  function canvasElement() { return state.canvas; }
 
   // After the last frame, let queued tasks run (CSP reports, rejections of requests the
   // sketch fired and forgot) so they count, then write the result.
@@ -565,7 +563,7 @@
   harden();
 
   const api = freeze({
-    render, probe, shadowNames,
+    render, result, canvas: canvasElement, probe, shadowNames,
     libraries: !!P5 && !!BRUSH,
   });
   defineProperty(window, "__paint", { value: api, writable: false, configurable: false, enumerable: false });
