@@ -34,8 +34,9 @@ the render retried once, so a dead connection never turns into a verdict on a sk
 
 Sandbox, in layers (each one alone blocks the usual channels; README "Sandbox layers"):
   * The allowlist at runtime (sandbox.py, page/harness.js): the sketch is a function body
-    in a module that imports a counting stub for every global outside sketch_api.json; the allowed p5
-    functions pass plain values only; `brush` is a frozen sandbox; built-ins are frozen.
+    in a module that imports a counting stub for every global outside sketch_api.json;
+    the allowed p5 functions pass plain values only; `brush` is a frozen sandbox;
+    built-ins are frozen.
   * The verdict comes from raw counts (a string the frozen window.__paint holds) and the
     canvas element p5 made, copied from an isolated world that shares no JavaScript
     object with the sketch.
@@ -82,6 +83,7 @@ from paintapp.env.sandbox import (  # noqa: F401 - the codes are part of this mo
     RUNTIME_DISALLOWED_BRUSH,
     RUNTIME_FORBIDDEN_API,
     RUNTIME_TEXT,
+    PageReading,
     code_for_denied,
     compose_module,
     counts,
@@ -722,7 +724,7 @@ class _Worker:
             png=None, violations=[code], errors=[RenderError(message)], size=job.size, seed=job.seed
         )
 
-    def _verdict(self, job: _Job, reading: Any, timings: dict[str, float]) -> Render:
+    def _verdict(self, job: _Job, reading: PageReading, timings: dict[str, float]) -> Render:
         """Decide the verdict from what was read: the harness's raw counts, the canvas p5
         made (still in the page, at the size it was made), and its pixels."""
         data = reading.result

@@ -644,3 +644,19 @@ def test_the_environment_imports_no_django():
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+PAINTS = 'createCanvas(600, 600, WEBGL); brush.fill("#e0857a", 180); brush.circle(1, 1, 9, 0.1);'
+
+
+def test_a_var_in_a_class_static_block_does_not_declare_a_top_level_name():
+    code = f"class A {{ static {{ var self; }} }}\nfunction setup() {{ {PAINTS} self.document; }}"
+    assert "external_access" in codes(code)
+
+
+def test_a_function_followed_by_a_slash_is_refused_because_the_browser_reads_a_regex():
+    # tree-sitter: `noop = (() => {}) / 1; var self; ...`; V8: `noop = () => {}` then a
+    # regular expression that swallows the `var self` the gate would have believed.
+    code = (f"let g = 1;\nlet noop = () => {{}}\n/ 1; var self; /.test(1) /g\n"
+            f"function setup() {{ {PAINTS} self.document; }}")
+    assert "external_access" in codes(code)
