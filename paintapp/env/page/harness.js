@@ -192,6 +192,25 @@
     }
   }
 
+  // ------------------------------------------------------------- element ids
+  // An element's id is a global name (p5 calls its canvas "defaultCanvas0"), and one that
+  // appears after the shadow list was made would hand the sketch the real element, and
+  // through it the window. Ids are kept off the DOM: the property still reads back what
+  // was set, nothing is exposed by name. (p5 looks ids up only for describe() and
+  // parent(), which no sketch can reach.)
+  const ids = new WeakMap();
+  const idsGet = WeakMap.prototype.get;
+  const idsSet = WeakMap.prototype.set;
+  defineProperty(Element.prototype, "id", {
+    configurable: true, enumerable: true,
+    get() { return apply(idsGet, ids, [this]) || ""; },
+    set(value) { apply(idsSet, ids, [this, "" + value]); },
+  });
+
+  // The names on window now, before any sketch: the shadow list covers these.
+  const baselineNames = create(null);
+  for (const name of getOwnPropertyNames(window)) baselineNames[name] = true;
+
   // ------------------------------------------------------------- canvas budget
   function refuse(what, w, h, density) {
     bump(denied, "canvas_too_large");
@@ -281,11 +300,11 @@
       defineProperty(wrapper, "name", { value: name });
       defineProperty(window, name, { value: wrapper, writable: false, enumerable: true, configurable: false });
     }
-    const bound = [];
-    for (const name of getOwnPropertyNames(proto)) if (name[0] !== "_") bound[bound.length] = name;
-    for (const name of getOwnPropertyNames(inst)) if (name[0] !== "_") bound[bound.length] = name;
-    for (const name of bound) {
-      if (allowed[name] || name === "constructor") continue;
+    // Every name that appeared on window since this harness loaded (p5's globals, and
+    // anything else put there before setup) was not on the page when the shadow list
+    // was made, so no stub covers it: lock it here.
+    for (const name of getOwnPropertyNames(window)) {
+      if (allowed[name] || baselineNames[name]) continue;
       const d = getOwnPropertyDescriptor(window, name);
       if (!d || !d.configurable) continue;
       defineProperty(window, name, {
