@@ -542,7 +542,7 @@ class _Worker:
                     slot.sketch_served = True
                     route.fulfill(status=200, body=slot.code.encode("utf-8", "replace"), headers={
                         "content-type": "text/javascript; charset=utf-8", "cache-control": "no-store"})
-                elif path == SHADOWS_PATH and slot.sketch_served and not slot.shadows_served:
+                elif path == SHADOWS_PATH and not slot.sketch_served and not slot.shadows_served:
                     slot.shadows_served = True
                     route.fulfill(status=200, body=self.shadows_js, headers={
                         "content-type": "text/javascript; charset=utf-8", "cache-control": "no-store"})
@@ -578,6 +578,9 @@ class _Worker:
                                       sorted(SKETCH_API.allowed_globals))
                 self.shadow_names = shadowable([str(n) for n in names or []])
                 self.shadows_js = shadows_module(self.shadow_names).encode("utf-8")
+            # The stubs are built now, off the critical path, not per render.
+            if not page.evaluate("a => window.__paint.prepare(a)", SKETCH_API.to_page()):
+                raise RenderUnavailable("the render page's stub module failed to load")
             # A world of its own on the same page: the same DOM and canvas, none of the
             # page's JavaScript objects, so nothing the sketch does reaches the reader.
             slot.cdp = context.new_cdp_session(page)
@@ -622,7 +625,6 @@ class _Worker:
                     "maxGraphicsPixels": 4 * self.config.max_pixels,
                     "drawFrames": self.config.draw_frames,
                     "sketchUrl": SKETCH_PATH,
-                    "api": SKETCH_API.to_page(),
                 },
                 timeout=_remaining_ms(job.run_deadline),
             )

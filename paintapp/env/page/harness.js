@@ -393,9 +393,9 @@
     };
   }
 
-  // /shadows.js takes this kit (once) while the sketch module links, before any sketch
-  // code runs: the stubs, the sandbox brush, and the door the module's last line uses
-  // to hand over setup and draw.
+  // /shadows.js takes this kit (once) when prepare() loads it, before any sketch code
+  // runs: the stubs, the sandbox brush, and the door the module's last line uses to hand
+  // over setup and draw.
   function shadowKit() {
     let taken = false;
     return function take() {
@@ -444,6 +444,26 @@
     }
   }
 
+  // While the page pre-warms, before any sketch: the sandbox brush, and /shadows.js
+  // evaluated once (building ~1600 stubs), so a render only links its module against
+  // stubs that already exist (the module map keeps /shadows.js by its URL).
+  let prepared = null;
+  function prepare(api) {
+    if (prepared !== null) return prepared;
+    cfg.api = api;
+    buildSandboxBrush(api.brush);
+    defineProperty(window, "__paintShadowKit", { value: shadowKit(), configurable: true });
+    prepared = new Promise((resolve) => {
+      const script = apply(createElement, document, ["script"]);
+      script.type = "module";
+      script.src = "/shadows.js";
+      script.onload = () => resolve(true);
+      script.onerror = () => resolve(false);
+      apply(appendChild, head, [script]);
+    });
+    return prepared;
+  }
+
   function run(options) {
     if (state.started) return false;
     state.started = true;
@@ -453,10 +473,12 @@
     cfg.maxPixels = options.maxPixels | 0;
     cfg.maxGraphicsPixels = options.maxGraphicsPixels | 0;
     cfg.drawFrames = Math.max(1, options.drawFrames | 0);
-    cfg.api = options.api;
     I.reseed(cfg.seed);
-    buildSandboxBrush(cfg.api.brush);
-    defineProperty(window, "__paintShadowKit", { value: shadowKit(), configurable: true });
+    if (cfg.api === null) {
+      recordMessage("The render page was not prepared.");
+      finish("error");
+      return true;
+    }
     const script = apply(createElement, document, ["script"]);
     script.type = "module";
     script.src = options.sketchUrl;
@@ -582,7 +604,7 @@
   harden();
 
   const api = freeze({
-    render, result, canvas: canvasElement, probe, shadowNames,
+    prepare, render, result, canvas: canvasElement, probe, shadowNames,
     libraries: !!P5 && !!BRUSH,
   });
   defineProperty(window, "__paint", { value: api, writable: false, configurable: false, enumerable: false });
