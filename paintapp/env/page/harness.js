@@ -136,7 +136,7 @@
         enumerable: true,
         value: function () {
           const args = plainArguments(arguments, "brush." + name, false);
-          if (args === null) return undefined;
+          if (args === null || state.done) return undefined; // nothing paints after the result
           bump(brushCalls, name);
           const result = apply(real, BRUSH, args);
           return isPlain(result) ? result : undefined;
@@ -286,7 +286,9 @@
       const arraysOk = ARRAY_FUNCTIONS[name] === true;
       const wrapper = function () {
         const args = plainArguments(arguments, name, arraysOk);
-        if (args === null) return undefined;
+        // Once the render is done, its counts are final: nothing the sketch calls later
+        // (a loop() from a forgotten promise, say) may change the canvas behind them.
+        if (args === null || state.done) return undefined;
         if (name === "createCanvas" && (args.length > 3 || args[2] !== webgl)) {
           bump(denied, "createCanvas(not WEBGL)");
           return undefined;
