@@ -591,22 +591,10 @@
     return out;
   }
 
-  // Is WebGL2 available at all? Asked only when a render failed, to tell a broken GPU
-  // process (infrastructure) from a broken sketch.
-  function probe() {
-    try {
-      const c = apply(createElement, document, ["canvas"]);
-      c.width = 1; c.height = 1;
-      return !!apply(getContext, c, ["webgl2"]);
-    } catch (e) {
-      return false;
-    }
-  }
-
   harden();
 
   const api = freeze({
-    prepare, render, result, canvas: canvasElement, probe, shadowNames,
+    prepare, render, result, canvas: canvasElement, shadowNames,
     libraries: !!P5 && !!BRUSH,
   });
   defineProperty(window, "__paint", { value: api, writable: false, configurable: false, enumerable: false });
