@@ -477,8 +477,9 @@ function draw() {{
     ("/(a+)+$/.test('a'.repeat(40) + '!');", "render_timeout"),
     # p5's noise() loops over the octaves noiseDetail set, unbounded
     (f"noiseDetail(1e12, 0.5); noise(0.5, 0.5); {BRUSH_DOT}", "render_timeout"),
-    # V8 heap at the 1 GiB cap: the page crashes alone
-    ("const keep = []; for (;;) keep.push(new Array(1e6).fill(keep.length));", "render_error"),
+    # V8 heap at the 1 GiB cap: the page crashes alone, or (on a slower machine) the
+    # watchdog kills it first; either is a verdict
+    ("const keep = []; for (;;) keep.push(new Array(1e6).fill(keep.length));", "render_error|render_timeout"),
     ("const f = (n) => f(n + 1) + 1; f(0);", "render_error"),
 ], ids=["regex_backtracking", "noise_detail_octaves", "heap_blowup", "deep_recursion"])
 def test_denial_of_service_is_a_verdict_within_the_deadline(short_renderer, code, expected):
@@ -490,6 +491,6 @@ def test_denial_of_service_is_a_verdict_within_the_deadline(short_renderer, code
     result = render(renderer, sketch)
     assert time.monotonic() - t0 < SHORT_TIMEOUT_S + 15
     assert_refused(result)
-    assert expected in result.violations, result.violations
+    assert set(expected.split("|")) & set(result.violations), result.violations
     follow = render(renderer, f"function setup() {{ createCanvas(600, 600, WEBGL); background(20); {BRUSH_DOT} }}")
     assert follow.passed, follow.violations
