@@ -1,6 +1,9 @@
 """Paint with Code Studio — Django project package.
 
-Deliberately empty: `paintapp.env` is a plain library that must import without Django or
-Celery. The Celery app lives in `paintapp.celery` (`celery -A paintapp` finds it) and is
-loaded for the web process by `system.apps.SystemConfig.ready()`.
+The Celery app is loaded here, as Celery's Django guide says, so `@shared_task` binds to it
+in every process that starts Django. `paintapp.env` is a plain library: it imports nothing
+from Django or Celery itself (`make lint` checks that contract).
 """
+from paintapp.celery import app as celery_app
+
+__all__ = ("celery_app",)

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "system",
+    "painting",
     "curation",
     "training",
 ]

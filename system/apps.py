@@ -6,5 +6,8 @@ class SystemConfig(AppConfig):
     verbose_name = "System status"
 
     def ready(self) -> None:
-        # Bind @shared_task to our Celery app (and its settings) in every Django process.
-        import paintapp.celery  # noqa: F401
+        # Registers the `paintapp_capabilities` inspect command and connects the heartbeat's
+        # worker signals, in every worker (and harmlessly in the web process).
+        from system import worker_control
+
+        worker_control.connect_signals()

@@ -15,6 +15,10 @@ from pathlib import Path
 
 from celery.signals import worker_ready, worker_shutdown
 from celery.worker.control import inspect_command
+from django.conf import settings
+
+from paintapp.celery import app
+from system.capabilities import capabilities
 
 HEARTBEAT_INTERVAL_S = 2.0
 
@@ -34,10 +38,6 @@ def _pool_size(consumer) -> int | None:
 
 
 def describe_worker(consumer) -> dict:
-    from django.conf import settings
-
-    from system.capabilities import capabilities
-
     return {
         "hostname": consumer.hostname,
         "queues": _queues_of(consumer),
@@ -52,14 +52,10 @@ def paintapp_capabilities(state) -> dict:
 
 
 def heartbeat_dir() -> Path:
-    from django.conf import settings
-
     return Path(settings.VAR_DIR) / "heartbeats"
 
 
 def broker_broadcasts() -> bool:
-    from paintapp.celery import app
-
     # Redis and AMQP fan out control messages; kombu's SQLAlchemy transport cannot.
     with app.connection_for_read() as conn:
         return "fanout" in conn.transport.implements.exchange_type
@@ -68,7 +64,11 @@ def broker_broadcasts() -> bool:
 _stop = threading.Event()
 
 
-@worker_ready.connect
+def connect_signals() -> None:
+    worker_ready.connect(_start_heartbeat, weak=False, dispatch_uid="system.heartbeat.start")
+    worker_shutdown.connect(_stop_heartbeat, weak=False, dispatch_uid="system.heartbeat.stop")
+
+
 def _start_heartbeat(sender=None, **_kwargs) -> None:
     if broker_broadcasts():
         return
@@ -90,6 +90,5 @@ def _start_heartbeat(sender=None, **_kwargs) -> None:
     threading.Thread(target=beat, name="paintapp-heartbeat", daemon=True).start()
 
 
-@worker_shutdown.connect
 def _stop_heartbeat(**_kwargs) -> None:
     _stop.set()

@@ -1,11 +1,6 @@
 from django.contrib import admin
 
-from training.models import Revision, RewardRecipe, Rollout, Run, Step
-
-
-@admin.register(RewardRecipe)
-class RewardRecipeAdmin(admin.ModelAdmin):
-    list_display = ("name", "created_by", "created_at")
+from training.models import Revision, Rollout, Run, Step
 
 
 @admin.register(Run)

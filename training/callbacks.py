@@ -8,6 +8,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 from transformers import TrainerCallback
 
+from training import metrics as keys
 from training.models import Run, Step
 from training.rewarding import PaintingReward
 
@@ -49,13 +50,14 @@ class RunCallback(TrainerCallback):
             for key, value in record.metrics.items():
                 metrics.setdefault(key, _clean(value))
             step_time = metrics.get("step_time") or (time.monotonic() - self.step_started)
-            spent = sum(metrics.get(k) or 0.0 for k in ("ours/generation_s", "ours/render_s", "ours/score_s"))
-            metrics["ours/update_s"] = max(0.0, step_time - (metrics.get("ours/reward_s") or 0.0) - (metrics.get("ours/generation_s") or 0.0))
-            metrics["ours/step_s"] = step_time
-            metrics["ours/other_s"] = max(0.0, step_time - spent - metrics["ours/update_s"])
+            spent = sum(metrics.get(k) or 0.0 for k in (keys.GENERATION_S, keys.RENDER_S, keys.SCORE_S))
+            reward_s, generation_s = metrics.get(keys.REWARD_S) or 0.0, metrics.get(keys.GENERATION_S) or 0.0
+            metrics[keys.UPDATE_S] = max(0.0, step_time - reward_s - generation_s)
+            metrics[keys.STEP_S] = step_time
+            metrics[keys.OTHER_S] = max(0.0, step_time - spent - metrics[keys.UPDATE_S])
         Step.objects.update_or_create(
             run_id=self.run_id, step=step,
-            defaults={"metrics": metrics, "reward_mean": metrics.get("reward"), "reward_std": metrics.get("reward_std")},
+            defaults={"metrics": metrics, "reward_mean": metrics.get(keys.REWARD), "reward_std": metrics.get(keys.REWARD_STD)},
         )
         Run.objects.filter(id=self.run_id).update(steps_done=step)
 

@@ -5,21 +5,18 @@ result compares runs on references none of them was trained toward.
 """
 from __future__ import annotations
 
-import logging
 import time
 from statistics import fmean
 
-from celery import group
 from django.utils import timezone
 
 from curation.models import Tier
-from paintapp.env.painting import paint_reply
 from paintapp.env.prompts import build_messages, make_subject
-from paintapp.env.reward import Recipe, combine
+from paintapp.env.reward import Recipe
+from painting.pipeline import PaintJob, paint_batch, render_seed
 from training.config import RunArguments
 from training.models import Run
 
-log = logging.getLogger(__name__)
 
 
 def eval_references(run: Run, count: int) -> list[int]:
@@ -50,62 +47,54 @@ def sample_replies(model, tokenizer, subject: str, *, n: int, args: RunArguments
     return [tokenizer.decode(seq[prompt_len:], skip_special_tokens=True) for seq in out]
 
 
+# Evaluation renders as step 0 of the run's seeding rule: no training step has that number.
+EVAL_STEP = 0
+
+
 def evaluate_run(run: Run, model, tokenizer, *, deadline_s: float = 600.0) -> dict:
     """Score K samples per subject against the eval split; store and return the result."""
-    from training.tasks import render_sketch, score_painting
+    args = RunArguments.from_dict(run.hyperparameters)
+    n = max(1, args.eval_samples_per_subject)
+    replies = {subject: sample_replies(model, tokenizer, subject, n=n, args=args) for subject in run.subjects}
+    return evaluate_replies(run, replies, deadline_s=deadline_s)
 
+
+def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: float = 600.0) -> dict:
+    """Judge each subject's sampled replies through the painting pipeline; store the result.
+
+    A sample whose render or scoring failed for infrastructure reasons has reward None: the
+    means leave it out and `none` says how many were left out."""
     args = RunArguments.from_dict(run.hyperparameters)
     recipe = Recipe.from_dict(run.recipe)
-    references = eval_references(run, recipe.references_per_group) if recipe.w_judge > 0 else []
+    references = tuple(eval_references(run, recipe.references_per_group)) if recipe.w_judge > 0 else ()
     started = time.monotonic()
     per_subject: dict[str, dict] = {}
-    for subject in run.subjects:
-        replies = sample_replies(model, tokenizer, subject, n=max(1, args.eval_samples_per_subject), args=args)
-        gated = [paint_reply(r, renderer=None) for r in replies]
-        passing = [i for i, p in enumerate(gated) if p.gate.passed]
-        rendered: dict[int, dict] = {}
-        if passing:
-            job = group(render_sketch.s(gated[i].code, seed=run.seed + i, size=args.render_size) for i in passing).apply_async()
-            for i, result in zip(passing, job.results):
-                try:
-                    rendered[i] = result.get(timeout=deadline_s, disable_sync_subtasks=False)
-                except Exception as exc:  # noqa: BLE001
-                    log.warning("evaluation render failed: %s", exc)
-        scores: dict[int, dict] = {}
-        scorable = [i for i, r in rendered.items() if r.get("passed") and r.get("png_path")]
-        if scorable:
-            job = group(
-                score_painting.s(rendered[i]["png_path"], prompt=subject, recipe=recipe.to_dict(),
-                                 reference_ids=references, pool_id=run.pool_id)
-                for i in scorable
-            ).apply_async()
-            for i, result in zip(scorable, job.results):
-                try:
-                    scores[i] = result.get(timeout=deadline_s, disable_sync_subtasks=False)
-                except Exception as exc:  # noqa: BLE001
-                    log.warning("evaluation scoring failed: %s", exc)
-        rewards = []
-        for i, painting in enumerate(gated):
-            passed = painting.gate.passed and bool(rendered.get(i, {}).get("passed"))
-            score = scores.get(i, {})
-            breakdown = combine(
-                recipe, passed, recipe.length_part(painting.code or ""), (score.get("judge") or {}).get("score"),
-                score.get("quality"), reasons=score.get("reasons", {}),
-            )
-            rewards.append(breakdown.reward)
+    index = 0
+    for subject, sampled in replies.items():
+        jobs = []
+        for reply in sampled:
+            jobs.append(PaintJob(reply=reply, prompt=subject, seed=render_seed(run.seed, EVAL_STEP, index),
+                                 reference_ids=references))
+            index += 1
+        batch = paint_batch(jobs, recipe=recipe, pool_id=run.pool_id, size=args.render_size,
+                            render_deadline_s=deadline_s, score_deadline_s=deadline_s)
+        rewards = batch.rewards
         valid = [r for r in rewards if r is not None]
         per_subject[subject] = {
-            "samples": len(replies),
-            "gate_pass_rate": len(passing) / len(replies),
-            "rendered": sum(1 for r in rendered.values() if r.get("passed")),
+            "samples": len(sampled),
+            "gate_pass_rate": sum(1 for p in batch.paintings if p.gate_passed) / max(1, len(sampled)),
+            "rendered": sum(1 for p in batch.paintings if p.passed),
             "mean_reward": fmean(valid) if valid else None,
-            "none": sum(1 for r in rewards if r is None),
+            "none": batch.none_count,
+            "failures": [p.failure for p in batch.paintings if p.failure],
             "rewards": rewards,
         }
     all_rewards = [r for s in per_subject.values() for r in s["rewards"] if r is not None]
     result = {
         "mean_reward": fmean(all_rewards) if all_rewards else None,
-        "references": references,
+        "none": sum(s["none"] for s in per_subject.values()),
+        "samples": sum(s["samples"] for s in per_subject.values()),
+        "references": list(references),
         "per_subject": per_subject,
         "seconds": round(time.monotonic() - started, 1),
         "at": timezone.now().isoformat(),

@@ -5,21 +5,6 @@ from django.conf import settings
 from django.db import models
 
 
-class RewardRecipe(models.Model):
-    """A custom reward recipe (the published presets live in code: paintapp.env.reward.PRESETS)."""
-
-    name = models.SlugField(max_length=80, unique=True)
-    config = models.JSONField(help_text="paintapp.env.reward.Recipe as a dict")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
 class Run(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"

@@ -13,16 +13,17 @@ from dataclasses import dataclass, field
 from statistics import fmean, pstdev
 from typing import Any
 
-from celery import group
+from django.core.files.storage import default_storage
 
 from curation.selectors import group_references
-from paintapp.env.painting import paint_reply
-from paintapp.env.reward import Recipe, combine
+from paintapp.env.features import cached_image_features, mean_pairwise_distance
+from paintapp.env.reward import Recipe
+from painting.pipeline import PaintJob, paint_batch, render_seed
+from training import metrics as keys
 from training.config import RunArguments
 from training.models import Rollout, Run
 
 log = logging.getLogger(__name__)
-LOW_REWARD = 0.3
 
 
 @dataclass
@@ -50,47 +51,6 @@ def prompt_text(prompt: Any) -> str:
     return str(prompt)
 
 
-def render_seed(run_seed: int, step: int, index: int) -> int:
-    """The seed of the render of completion `index` (in the whole batch) at `step`: the editor
-    re-renders a rollout with the very seed the trainer used."""
-    return run_seed + step * 1000 + index
-
-
-def reward_parts(
-    recipe: Recipe, *, code: str, gate_passed: bool, render: dict | None, score: dict | None, failure: str = ""
-) -> tuple[float | None, dict, str]:
-    """One rollout's (reward, parts, failure) from its gate, render and score results.
-
-    `render` and `score` are what `render_sketch` and `score_painting` return; `failure` an
-    infrastructure failure already met (then the reward is None). Shared by the trainer and
-    the editor's revisions, so an edited sketch is rewarded exactly like a rollout.
-    """
-    length = recipe.length_part(code)
-    if failure:
-        parts = {"gate": 1.0 if gate_passed else 0.0, "length": length, "judge": None, "quality": None,
-                 "unavailable": [failure]}
-        return None, parts, failure
-    if not gate_passed or (render is not None and not render.get("passed")):
-        breakdown = combine(recipe, False, length, None, None)
-    else:
-        judge = (score or {}).get("judge") or {}
-        breakdown = combine(
-            recipe, True, length, judge.get("score"), (score or {}).get("quality"),
-            reasons=(score or {}).get("reasons", {}),
-        )
-        if breakdown.reward is None:
-            failure = "; ".join(breakdown.unavailable)
-    parts = breakdown.to_dict()
-    parts.pop("reward", None)
-    return breakdown.reward, parts, failure
-
-
-def _get(result, timeout: float) -> Any:
-    # Waiting on subtasks from inside the trainer task is intended here: they run on other
-    # queues (render, score), so they cannot deadlock the train worker.
-    return result.get(timeout=max(0.1, timeout), disable_sync_subtasks=False, propagate=True)
-
-
 class PaintingReward:
     """One reward per completion: 0 on a failed gate, None on infrastructure failure."""
 
@@ -112,8 +72,8 @@ class PaintingReward:
         except Exception as exc:  # noqa: BLE001 - never kill train(); every rollout is None instead
             log.exception("reward function failed at step %s", step)
             rewards = [None] * len(completions)
-            record = StepRecord(step=step, rollouts=len(completions), metrics={"ours/none_count": float(len(completions))})
-            record.metrics["ours/reward_error"] = 1.0
+            record = StepRecord(step=step, rollouts=len(completions), metrics={
+                keys.NONE_COUNT: float(len(completions)), keys.REWARD_ERROR: 1.0})
             self._store_failure(step, prompts, completions, kwargs.get("subject"), f"reward function error: {exc}")
         self.last = record
         log_metric = kwargs.get("log_metric")
@@ -131,88 +91,46 @@ class PaintingReward:
         replies = [completion_text(c) for c in completions]
         subjects = list(subjects) if subjects is not None else [prompt_text(p) for p in prompts]
 
-        # 1. Static gate, in-process (milliseconds each).
-        gated = [paint_reply(r, renderer=None) for r in replies]
-
-        # 2. Renders of the sketches that passed, in parallel on the render queue.
-        from training.tasks import render_sketch, score_painting
-
-        to_render = [i for i, p in enumerate(gated) if p.gate.passed]
-        renders: dict[int, dict] = {}
-        failures: dict[int, str] = {}
-        t_render = time.monotonic()
-        if to_render:
-            job = group(
-                render_sketch.s(gated[i].code, seed=render_seed(self.run.seed, step, i), size=self.args.render_size)
-                for i in to_render
-            ).apply_async()
-            deadline = time.monotonic() + self.args.render_deadline_s
-            for i, result in zip(to_render, job.results):
-                try:
-                    renders[i] = _get(result, deadline - time.monotonic())
-                except Exception as exc:  # noqa: BLE001 - timeout, dead worker, RenderUnavailable
-                    failures[i] = f"render: {type(exc).__name__}: {exc}"[:500]
-        render_s = time.monotonic() - t_render
-
-        # 3. Scoring of the rendered paintings that passed, against the group's shared references.
+        # Each group is judged against the same references, drawn from the run's seed and step.
         group_refs: dict[int, list[int]] = {}
-        for g in range(max(1, n // G)):
+        for g in range(max(1, -(-n // G))):
             if self.recipe.w_judge > 0 and self.recipe.references_per_group:
                 members = group_references(self.run.pool, count=self.recipe.references_per_group, key=(self.run.seed, step, g))
                 group_refs[g] = [m.reference_id for m in members]
             else:
                 group_refs[g] = []
-        to_score = [i for i, r in renders.items() if r.get("passed") and r.get("png_path")]
-        scores: dict[int, dict] = {}
-        t_score = time.monotonic()
-        if to_score:
-            job = group(
-                score_painting.s(
-                    renders[i]["png_path"], prompt=subjects[i], recipe=self.recipe.to_dict(),
-                    reference_ids=group_refs.get(i // G, []), pool_id=self.run.pool_id,
-                )
-                for i in to_score
-            ).apply_async()
-            deadline = time.monotonic() + self.args.score_deadline_s
-            for i, result in zip(to_score, job.results):
-                try:
-                    scores[i] = _get(result, deadline - time.monotonic())
-                except Exception as exc:  # noqa: BLE001
-                    failures[i] = f"score: {type(exc).__name__}: {exc}"[:500]
-        score_s = time.monotonic() - t_score
+        jobs = [
+            PaintJob(reply=replies[i], prompt=subjects[i], seed=render_seed(self.run.seed, step, i),
+                     reference_ids=tuple(group_refs.get(i // G, [])))
+            for i in range(n)
+        ]
+        batch = paint_batch(
+            jobs, recipe=self.recipe, pool_id=self.run.pool_id, size=self.args.render_size,
+            render_deadline_s=self.args.render_deadline_s, score_deadline_s=self.args.score_deadline_s,
+        )
 
-        # 4. Combine and store every rollout before returning.
-        rewards: list[float | None] = []
+        # Store every rollout before returning.
         rows = []
-        for i in range(n):
-            painting, render, score = gated[i], renders.get(i), scores.get(i)
-            code = painting.code or ""
-            violations = list(painting.gate.codes)
-            if render is not None:
-                violations = sorted(set(violations) | set(render.get("violations", [])))
-            passed = painting.gate.passed and render is not None and bool(render.get("passed"))
-            reward, parts, failure = reward_parts(
-                self.recipe, code=code, gate_passed=painting.gate.passed, render=render, score=score,
-                failure=failures.get(i, ""),
-            )
-            rewards.append(reward)
+        for i, painted in enumerate(batch.paintings):
+            render, score = painted.render or {}, painted.score or {}
             rows.append(Rollout(
                 run=self.run, step=step, group=i // G, position=i % G, subject=subjects[i][:120],
-                prompt=prompt_text(prompts[i]), reply=replies[i], code=code,
-                png=(render or {}).get("png_path") or "", passed=passed, violations=violations,
-                reward=reward, parts=parts, judge_detail=(score or {}).get("judge") or {},
-                reference_ids=group_refs.get(i // G, []),
-                paint_fraction=(render or {}).get("paint_fraction"), errors=(render or {}).get("errors", []),
-                stats=painting.gate.stats, timings={**(render or {}).get("timings", {}), "render_ms": (render or {}).get("elapsed_ms")},
-                failure=failure,
+                prompt=prompt_text(prompts[i]), reply=replies[i], code=painted.code,
+                png=render.get("png_path") or "", passed=painted.passed, violations=painted.violations,
+                reward=painted.reward, parts=painted.parts, judge_detail=score.get("judge") or {},
+                reference_ids=list(painted.job.reference_ids),
+                paint_fraction=render.get("paint_fraction"), errors=render.get("errors", []),
+                stats=painted.painting.gate.stats, timings={**render.get("timings", {}), "render_ms": render.get("elapsed_ms")},
+                failure=painted.failure,
             ))
         Rollout.objects.bulk_create(
             rows, update_conflicts=True, unique_fields=["run", "step", "group", "position"],
             update_fields=["reply", "code", "png", "passed", "violations", "reward", "parts", "judge_detail",
                            "reference_ids", "paint_fraction", "errors", "stats", "timings", "failure", "subject", "prompt"],
         )
+        rewards = batch.rewards
         record = StepRecord(step=step, rollouts=n, started_at=t_start)
-        record.metrics = self._metrics(rows, rewards, generation_s, render_s, score_s, time.monotonic() - t_start)
+        record.metrics = self._metrics(rows, rewards, generation_s, batch.render_s, batch.score_s, time.monotonic() - t_start)
         return rewards, record
 
     def _metrics(self, rows, rewards, generation_s, render_s, score_s, reward_s) -> dict[str, float]:
@@ -221,32 +139,28 @@ class PaintingReward:
         violations = Counter(code for row in rows for code in row.violations)
         fractions = [row.paint_fraction for row in rows if row.paint_fraction is not None]
         metrics = {
-            "ours/gate_pass_rate": sum(1 for row in rows if row.passed) / n if n else 0.0,
-            "ours/none_count": float(sum(1 for r in rewards if r is None)),
-            "ours/low_count": float(sum(1 for r in valid if r < LOW_REWARD)),
-            "ours/paint_fraction": fmean(fractions) if fractions else 0.0,
-            "ours/generation_s": generation_s,
-            "ours/render_s": render_s,
-            "ours/score_s": score_s,
-            "ours/reward_s": reward_s,
-            "ours/diversity": self._diversity(rows),
+            keys.GATE_PASS_RATE: sum(1 for row in rows if row.passed) / n if n else 0.0,
+            keys.NONE_COUNT: float(sum(1 for r in rewards if r is None)),
+            keys.LOW_COUNT: float(sum(1 for r in valid if r < keys.LOW_REWARD)),
+            keys.PAINT_FRACTION: fmean(fractions) if fractions else 0.0,
+            keys.GENERATION_S: generation_s,
+            keys.RENDER_S: render_s,
+            keys.SCORE_S: score_s,
+            keys.REWARD_S: reward_s,
+            keys.DIVERSITY: self._diversity(rows),
         }
-        for part in ("judge", "quality", "length"):
+        for part, key in keys.PART.items():
             values = [row.parts.get(part) for row in rows if row.passed and row.parts.get(part) is not None]
             if values:
-                metrics[f"ours/{part}"] = fmean(values)
+                metrics[key] = fmean(values)
         if valid:
-            metrics["ours/reward_valid_std"] = pstdev(valid)
+            metrics[keys.REWARD_VALID_STD] = pstdev(valid)
         for code, count in violations.items():
-            metrics[f"violations/{code}"] = float(count)
+            metrics[keys.violation(code)] = float(count)
         return metrics
 
     def _diversity(self, rows) -> float:
         """Mean pairwise feature distance of the group's paintings (style collapse shows as a fall)."""
-        from django.core.files.storage import default_storage
-
-        from paintapp.env.features import cached_image_features, mean_pairwise_distance
-
         features = []
         for row in rows:
             if row.png:

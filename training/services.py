@@ -1,4 +1,4 @@
-"""Writes for training: renders and scores (for the workers), recipes and runs."""
+"""Writes for training: launch, stop, resume, duplicate and delete runs."""
 from __future__ import annotations
 
 import shutil
@@ -11,77 +11,16 @@ from django.db.models import Count
 from django.utils import timezone
 
 from curation.models import Pool, Tier
-from paintapp.env.painting import paint_source
 from paintapp.env.prompts import SUBJECTS
-from paintapp.env.renderer import RendererConfig, get_renderer
-from paintapp.env.reward import PRESETS, Recipe
-from paintapp.storage import sha256_hex, store_content_addressed
+from paintapp.env.reward import Recipe
+from painting.selectors import UnknownRecipe, recipe_get
 from training.config import RunArguments
-from training.models import RewardRecipe, Run
-
-
-def renderer_config() -> RendererConfig:
-    return RendererConfig(chromium_path=settings.CHROMIUM_PATH, timeout_s=float(settings.RENDER_TIMEOUT_S))
-
-
-def painting_render(
-    *,
-    code: str,
-    seed: int = 0,
-    size: int | None = None,
-    strictness: str = "allowlist",
-    render_failed_gate: bool = False,
-) -> dict:
-    """Gate and render one sketch in this process's warm browser; store the PNG.
-
-    Returns the verdict as JSON-able data with `png_path` (a storage name) instead of the
-    bytes. Raises RenderUnavailable when Chromium cannot render at all.
-    """
-    painting = paint_source(
-        code,
-        renderer=get_renderer(renderer_config()),
-        seed=seed,
-        size=size or settings.RENDER_SIZE,
-        strictness=strictness,
-        render_failed_gate=render_failed_gate,
-    )
-    result = painting.to_dict()
-    result["png_path"] = store_content_addressed(painting.png, folder="renders") if painting.png else None
-    result["png_sha256"] = sha256_hex(painting.png) if painting.png else None
-    return result
-
-
-# --- runs ---------------------------------------------------------------------------------
-
+from training.models import Run
+from training.tasks import run_training
 
 
 class LaunchError(ValueError):
     """A run that cannot be launched, with a message fit for the form."""
-
-
-def recipe_get(name: str) -> Recipe:
-    if name in PRESETS:
-        return PRESETS[name]
-    custom = RewardRecipe.objects.filter(name=name).first()
-    if custom is None:
-        raise LaunchError(f"unknown recipe {name!r}; choose one of {', '.join(recipe_names())}")
-    return Recipe.from_dict({**custom.config, "name": custom.name})
-
-
-def recipe_names() -> list[str]:
-    return [*PRESETS, *RewardRecipe.objects.values_list("name", flat=True)]
-
-
-def recipe_save(*, name: str, recipe: Recipe, created_by: AbstractBaseUser | None = None) -> RewardRecipe:
-    from django.utils.text import slugify
-
-    slug = slugify(name)
-    if not slug or slug in PRESETS:
-        raise LaunchError("choose a new name for the recipe (the published presets cannot be overwritten)")
-    obj, _ = RewardRecipe.objects.update_or_create(
-        name=slug, defaults={"config": recipe.with_(name=slug).to_dict(), "created_by": created_by}
-    )
-    return obj
 
 
 def default_base_model() -> str:
@@ -122,7 +61,10 @@ def run_launch(
     created_by: AbstractBaseUser | None = None,
 ) -> Run:
     """Validate and queue a GRPO run on the `train` queue (after the transaction commits)."""
-    recipe = recipe_get(recipe_name)
+    try:
+        recipe = recipe_get(recipe_name)
+    except UnknownRecipe as exc:
+        raise LaunchError(str(exc)) from exc
     try:
         args = RunArguments.from_dict(arguments or {})
     except (TypeError, ValueError) as exc:
@@ -149,8 +91,6 @@ def run_launch(
 
 
 def _enqueue_training(run_id: int, resume: bool = False) -> None:
-    from training.tasks import run_training
-
     result = run_training.delay(run_id, resume=resume)
     Run.objects.filter(id=run_id).update(task_id=result.id)
 
@@ -193,83 +133,3 @@ def run_delete(*, run: Run) -> None:
     run.delete()
     if output and output.exists():
         shutil.rmtree(output, ignore_errors=True)
-
-
-# --- scoring ------------------------------------------------------------------------------
-
-_judges: dict[tuple, object] = {}
-_scorers: dict[str, object] = {}
-
-
-def judge_for(recipe: Recipe, pool_id: int | None):
-    """One judge instance per worker process and (backend, pool): models load once."""
-    from paintapp.env.judges import load_judge
-
-    if recipe.judge == "taste":
-        from curation.taste import taste_model_for
-
-        pool = Pool.objects.get(id=pool_id)
-        taste = taste_model_for(pool)
-        key = ("taste", pool_id, taste.created_at.isoformat())
-        if key not in _judges:
-            _judges[key] = load_judge("taste", params=taste.params)
-        return _judges[key]
-    key = (recipe.judge, recipe.criteria)
-    if key not in _judges:
-        _judges[key] = load_judge(recipe.judge, criteria=recipe.criteria) if recipe.judge == "vlm" else load_judge(recipe.judge)
-    return _judges[key]
-
-
-def _scorer_for(name: str):
-    from paintapp.env.quality import load_quality
-
-    if name not in _scorers:
-        _scorers[name] = load_quality(name)
-    return _scorers[name]
-
-
-def painting_score(
-    *, png: bytes, prompt: str, recipe: Recipe, reference_ids: list[int], pool_id: int | None
-) -> dict:
-    """Judge part (against the references, both orders) and quality part of one painting.
-
-    A part whose backend fails is None with a reason — the reward then becomes None, never 0.
-    """
-    from django.core.files.storage import default_storage
-
-    from curation.models import Reference
-    from paintapp.env.judges import judge_against_references
-
-    result: dict = {"judge": None, "quality": None, "reasons": {}}
-    if recipe.w_judge > 0:
-        try:
-            judge = judge_for(recipe, pool_id)
-            refs = {r.id: r for r in Reference.objects.filter(id__in=reference_ids)}
-            references = []
-            for rid in reference_ids:
-                with default_storage.open(refs[rid].image, "rb") as fh:
-                    references.append((rid, fh.read()))
-            outcome = judge_against_references(judge, png, references, prompt=prompt)
-            result["judge"] = outcome.to_dict()
-            if outcome.score is None:
-                result["reasons"]["judge"] = "no reference could be judged"
-        except Exception as exc:  # noqa: BLE001 - the judge backend is down or broken
-            result["reasons"]["judge"] = f"{type(exc).__name__}: {exc}"[:500]
-    if recipe.w_quality > 0:
-        try:
-            result["quality"] = _scorer_for(recipe.quality).score(png, prompt=prompt)
-            if result["quality"] is None:
-                result["reasons"]["quality"] = f"{recipe.quality} scorer returned no score"
-        except Exception as exc:  # noqa: BLE001
-            result["reasons"]["quality"] = f"{type(exc).__name__}: {exc}"[:500]
-    return result
-
-
-def painting_score_stored(*, png_path: str, prompt: str, recipe: dict, reference_ids: list[int], pool_id: int | None) -> dict:
-    from django.core.files.storage import default_storage
-
-    with default_storage.open(png_path, "rb") as fh:
-        png = fh.read()
-    return painting_score(
-        png=png, prompt=prompt, recipe=Recipe.from_dict(recipe), reference_ids=reference_ids, pool_id=pool_id
-    )

@@ -14,5 +14,5 @@ urlpatterns = [
     path("<int:run_id>/resume/", views.run_resume, name="resume"),
     path("<int:run_id>/delete/", views.run_delete, name="delete"),
     path("<int:run_id>/rollouts/<int:rollout_id>.png", views.rollout_image, name="rollout-image"),
-    path("", include("training.editor_urls")),
+    path("", include("training.editor.urls")),
 ]

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from paintapp.storage import stored_png_response
+from painting.selectors import recipe_names
+from training import metrics as keys
 from training import selectors, services
 from training.forms import LaunchForm
 from training.models import Rollout, Run
@@ -22,7 +24,7 @@ def runs(request):
 
 @require_http_methods(["GET", "POST"])
 def launch(request):
-    form_kwargs = {"recipe_names": services.recipe_names(), "default_base_model": services.default_base_model()}
+    form_kwargs = {"recipe_names": recipe_names(), "default_base_model": services.default_base_model()}
     initial = {}
     source_id = request.GET.get("from")
     if source_id:  # "duplicate as new run" pre-fills the form from an existing run
@@ -53,6 +55,8 @@ def run_detail(request, run_id: int):
     compared = selectors.runs_to_compare(run, request.GET.getlist("compare"))
     context = {
         "run": run,
+        "keys": keys.TEMPLATE_KEYS,
+        "charts": keys.CHARTS,
         "steps": list(selectors.run_steps(run))[-50:],
         "rollouts": selectors.latest_rollouts(run),
         "compared": compared,
@@ -67,19 +71,9 @@ def run_detail(request, run_id: int):
     return render(request, template, context)
 
 
-CHART_KEYS = (
-    "reward", "reward_std", "ours/judge", "ours/quality", "ours/length", "ours/gate_pass_rate",
-    "ours/none_count", "ours/low_count", "ours/paint_fraction", "completions/mean_length", "ours/diversity",
-    "loss", "kl", "grad_norm", "learning_rate", "ours/step_s", "ours/generation_s", "ours/render_s",
-    "ours/score_s", "ours/update_s",
-)
-
-
 @require_GET
 def run_metrics(request, run_id: int):
     """Only the steps after `after`, for the run page's live curves (polled every 2 s)."""
-    from django.http import JsonResponse
-
     run = get_object_or_404(Run.objects.only("id", "status", "steps_done", "hyperparameters"), pk=run_id)
     try:
         after = int(request.GET.get("after", 0))
@@ -91,8 +85,8 @@ def run_metrics(request, run_id: int):
         "status": run.status,
         "steps_done": run.steps_done,
         "max_steps": run.max_steps,
-        "keys": CHART_KEYS,
-        "steps": [[step] + [metrics.get(key) for key in CHART_KEYS] for step, metrics in rows],
+        "keys": keys.CHART_KEYS,
+        "steps": [[step] + [values.get(key) for key in keys.CHART_KEYS] for step, values in rows],
     })
 
 
@@ -137,7 +131,8 @@ def gallery(request, run_id: int):
     context = {
         "run": run, "filter": flt, "page": selectors.gallery_page(run, flt),
         "sorts": selectors.GALLERY_SORTS, "states": selectors.GALLERY_STATES,
-        "part_names": ("judge", "quality", "length"),
+        "part_names": tuple(keys.PART),
+        "keys": keys.TEMPLATE_KEYS,
     }
     template = "training/gallery.html#results" if request.htmx and not request.htmx.boosted else "training/gallery.html"
     return render(request, template, context, status=400 if flt.errors else 200)

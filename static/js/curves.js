@@ -13,17 +13,8 @@
   const overlay = sources.length > 1;
   let smoothing = Number(localStorage.getItem("paintapp.smoothing") || 0.6);
 
-  const CHARTS = [
-    { id: "chart-reward", title: "Mean group reward (± std)", series: ["reward"], band: "reward_std", range: [0, 1] },
-    { id: "chart-parts", title: "Components", series: ["ours/judge", "ours/quality", "ours/length", "ours/gate_pass_rate"], range: [0, 1] },
-    { id: "chart-counts", title: "Rollouts: None and under 0.3", series: ["ours/none_count", "ours/low_count"] },
-    { id: "chart-paint", title: "Paint fraction (share of the canvas painted)", series: ["ours/paint_fraction"] },
-    { id: "chart-diversity", title: "Diversity (mean pairwise feature distance)", series: ["ours/diversity"] },
-    { id: "chart-length", title: "Completion length (tokens)", series: ["completions/mean_length"] },
-    { id: "chart-optim", title: "Loss, KL, grad norm", series: ["loss", "kl", "grad_norm"] },
-    { id: "chart-lr", title: "Learning rate", series: ["learning_rate"] },
-    { id: "chart-time", title: "Seconds per step", series: ["ours/generation_s", "ours/render_s", "ours/score_s", "ours/update_s"], stacked: true },
-  ];
+  // The charts and their metric keys come from training/metrics.py, where every key is declared.
+  const CHARTS = JSON.parse(document.getElementById("chart-specs")?.textContent || "[]");
   const KEY_COLORS = ["#c0546a", "#4f7cac", "#2f8f5b", "#b7791f", "#7b5ea7", "#3b9ab2"];
   const RUN_COLORS = ["#c0546a", "#4f7cac", "#2f8f5b", "#b7791f", "#7b5ea7", "#3b9ab2", "#6b7280", "#d946ef"];
   const DASHES = [[], [6, 3], [2, 3], [8, 3, 2, 3]];
@@ -83,7 +74,7 @@
         }
         if (smoothing > 0) out.push({ label: `${label} (raw)`, raw: true, style: { stroke: color + "55", width: 1, dash }, values: (x) => column(source, key, x) });
         out.push({ label, style: { stroke: color, width: 2, dash }, values: (x) => ema(column(source, key, x)) });
-        if (spec.band === "reward_std" && key === "reward" && si === 0) {
+        if (spec.band && key === spec.series[0] && si === 0) {
           const bound = (sign) => (x) => {
             const mean = ema(column(source, key, x));
             const std = column(source, "reward_std", x);

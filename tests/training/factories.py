@@ -12,8 +12,10 @@ from django.conf import settings
 
 from curation.services import grade_set, pool_freeze
 from paintapp.env.reward import PRESETS
+from paintapp.env.sketch import gate_source
 from paintapp.storage import store_content_addressed
 from tests.curation.factories import make_reference, png_bytes
+from training import metrics as keys
 from training.config import RunArguments
 from training.models import Rollout, Run, Step
 
@@ -27,14 +29,18 @@ LOOP_FOREVER = """function setup() {
   while (true) { brush.noStroke(); }
 }
 """
-# Illustrative rollout code: not a complete sketch (no setup), so it fails the gate; the
-# factory's rows say "passed" from their rewards alone, like rows from an older gate would.
-SKETCH = """brush.fill("#c2410c", 80);
-brush.circle(200, 200, 90);
-brush.noFill();
-brush.set("2B", "#1f2937", 1);
-brush.line(120, 320, 300, 320);
+# A sketch the gate refuses (a bare p5 rect): what a failed rollout's code looks like.
+BARE_RECT = """function setup() {
+  createCanvas(600, 600, WEBGL);
+  brush.fill("#c2410c", 80);
+  brush.circle(200, 200, 90);
+  rect(0, 0, 10, 10);
+}
 """
+# Rows carry the gate's real verdicts on their code, so a "passed" rollout's code passes.
+GOOD_VERDICT = gate_source(GOOD)
+BARE_RECT_VERDICT = gate_source(BARE_RECT)
+assert GOOD_VERDICT.passed and BARE_RECT_VERDICT.codes == ["bare_primitives"]
 
 
 def make_pool(curator, name: str = "gallery"):
@@ -67,15 +73,14 @@ def make_run(pool, *, steps: int = 3, generations: int = 4, status: str = "finis
         rows = []
         for i, reward in enumerate(step_rewards):
             passed = reward is not None and reward > 0.0
+            code, verdict = (BARE_RECT, BARE_RECT_VERDICT) if reward == 0.0 else (GOOD, GOOD_VERDICT)
             png = store_content_addressed(png_bytes(size=48), folder="renders") if reward is None or passed else ""
             judge = round(min(1.0, (reward or 0) * 1.1), 4) if passed else None
             rows.append(Rollout(
                 run=run, step=s, group=0, position=i, subject="a peach hibiscus",
                 prompt="Paint a peach hibiscus in loose watercolour.",
-                reply=f"Here is my painting.\n```javascript\n{SKETCH}```\n",
-                code=SKETCH if reward != 0.0 else "rect(0, 0, 10, 10);",
-                png=png, passed=passed,
-                violations=[] if reward != 0.0 else ["bare_rect"],
+                reply=f"Here is my painting.\n```javascript\n{code}```\n",
+                code=code, png=png, passed=passed, violations=verdict.codes,
                 reward=reward,
                 parts={"gate": 1.0 if reward != 0.0 else 0.0, "length": 0.2, "judge": judge,
                        "quality": 0.5 if passed else None,
@@ -87,9 +92,7 @@ def make_run(pool, *, steps: int = 3, generations: int = 4, status: str = "finis
                     ]} for rid in references
                 ]} if passed else {},
                 reference_ids=references, paint_fraction=0.2 if png else None,
-                stats={"code_chars": len(SKETCH), "estimated_tokens": len(SKETCH) // 4, "shapes": 0, "vertices": 0,
-                       "circles": 1, "fills": 1, "brush_calls": 5,
-                       "brush_methods_used": ["circle", "fill", "line", "noFill", "set"]},
+                stats=verdict.stats,
                 timings={"render_ms": 900}, failure="render: TimeoutError: no render worker answered" if reward is None else "",
             ))
         Rollout.objects.bulk_create(rows)
@@ -98,9 +101,9 @@ def make_run(pool, *, steps: int = 3, generations: int = 4, status: str = "finis
         std = (sum((r - mean) ** 2 for r in valid) / len(valid)) ** 0.5 if valid else None
         Step.objects.create(run=run, step=s, reward_mean=mean, reward_std=std, metrics={
             "reward": mean, "reward_std": std, "loss": 0.01 * s, "kl": 0.001 * s, "grad_norm": 0.5,
-            "learning_rate": 5e-5, "ours/gate_pass_rate": sum(1 for r in step_rewards if r) / len(step_rewards),
-            "ours/none_count": float(sum(1 for r in step_rewards if r is None)),
-            "ours/low_count": float(sum(1 for r in valid if r < 0.3)),
-            "ours/step_s": 20.0, "ours/generation_s": 5.0, "ours/render_s": 10.0, "ours/score_s": 2.0, "ours/update_s": 3.0,
+            "learning_rate": 5e-5, keys.GATE_PASS_RATE: sum(1 for r in step_rewards if r) / len(step_rewards),
+            keys.NONE_COUNT: float(sum(1 for r in step_rewards if r is None)),
+            keys.LOW_COUNT: float(sum(1 for r in valid if r < keys.LOW_REWARD)),
+            keys.STEP_S: 20.0, keys.GENERATION_S: 5.0, keys.RENDER_S: 10.0, keys.SCORE_S: 2.0, keys.UPDATE_S: 3.0,
         })
     return run

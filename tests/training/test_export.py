@@ -90,7 +90,7 @@ def test_it_keeps_infrastructure_failures_null_and_failed_gates_zero(run, tmp_pa
     assert failed["failure"].startswith("render: TimeoutError")
     assert failed["unavailable"] == ["render: TimeoutError: no render worker answered"]
     gate = rows[(1, 0)]
-    assert gate["reward"] == 0.0 and gate["passed"] is False and gate["violations"] == ["bare_rect"]
+    assert gate["reward"] == 0.0 and gate["passed"] is False and gate["violations"] == ["bare_primitives"]
     assert gate["gate"] == 0.0
 
 
@@ -102,8 +102,9 @@ def test_it_copies_code_statistics_and_parts_into_their_columns(run, tmp_path):
     assert row["reward"] == 0.66 and row["passed"] is True
     assert row["code"] == rollout.code and row["reply"] == rollout.reply and row["prompt"] == rollout.prompt
     assert row["code_chars"] == rollout.stats["code_chars"]
-    assert (row["n_shapes"], row["n_vertices"], row["n_circles"], row["n_fill_calls"], row["n_brush_calls"]) == (0, 0, 1, 1, 5)
-    assert row["brush_methods_used"] == ["circle", "fill", "line", "noFill", "set"]
+    assert (row["n_shapes"], row["n_vertices"], row["n_circles"], row["n_fill_calls"], row["n_brush_calls"]) == (3, 12, 2, 4, 31)
+    assert row["brush_methods_used"] == [
+        "beginShape", "circle", "endShape", "fill", "fillBleed", "fillTexture", "noFill", "noStroke", "scaleBrushes", "vertex"]
     assert (row["gate"], row["length"], row["judge"], row["quality"]) == (1.0, 0.2, rollout.parts["judge"], 0.5)
     assert row["paint_fraction"] == 0.2 and row["render_ms"] == 900.0
     assert row["reference_ids"] == rollout.reference_ids and len(row["reference_ids"]) == 4

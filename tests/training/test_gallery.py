@@ -35,7 +35,7 @@ def test_it_shows_the_newest_steps_first_with_every_rollout_of_their_group(clien
     assert steps_shown(response) == [12, 11, 10, 9, 8, 7, 6, 5]
     assert len(shown(response)) == 8 * 4
     html = response.content.decode()
-    assert "None" in html and "bare_rect" in html and "infrastructure" in html
+    assert "None" in html and "bare_primitives" in html and "infrastructure" in html
     assert reverse("training:rollout", args=[run.id, shown(response)[0]]) in html
 
 
@@ -68,8 +68,8 @@ def test_it_filters_by_violation_code_and_reward_range(client, curator, run):
 
     client.force_login(curator)
     url = reverse("training:gallery", args=[run.id])
-    failed = Rollout.objects.filter(id__in=shown(client.get(url, {"violation": "bare_rect"})))
-    assert failed.count() == 8 and all("bare_rect" in r.violations for r in failed)
+    failed = Rollout.objects.filter(id__in=shown(client.get(url, {"violation": "bare_primitives"})))
+    assert failed.count() == 8 and all("bare_primitives" in r.violations for r in failed)
     ranged = Rollout.objects.filter(id__in=shown(client.get(url, {"reward_min": "0.5", "reward_max": "0.9"})))
     assert ranged.count() == 8 and all(0.5 <= r.reward <= 0.9 for r in ranged)
 

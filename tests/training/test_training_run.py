@@ -12,6 +12,7 @@ import pytest
 
 from paintapp.env.reward import PRESETS
 from tests.training.factories import make_pool
+from painting import services as painting_services
 from training import services
 from training.models import Rollout, Run, Step
 
@@ -128,7 +129,7 @@ def test_stop_ends_the_run_after_a_step_and_resume_continues_without_duplicates(
 
 def test_a_crashing_reward_part_gives_none_and_never_kills_the_trainer(workers, pool, tiny_model):
     recipe = PRESETS["hps-only"].with_(quality="tests.support.broken_backends.ExplodingQualityScorer")
-    services.recipe_save(name="exploding", recipe=recipe)
+    painting_services.recipe_save(name="exploding", recipe=recipe)
     run = services.run_launch(pool=pool, recipe_name="exploding", base_model=tiny_model, arguments=FAST | {"max_steps": 2})
     run = wait_until_ended(run)
     assert run.status == "finished", run.error

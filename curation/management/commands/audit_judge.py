@@ -7,6 +7,8 @@ from tqdm import tqdm
 from curation.audit import judge_audit_run
 from curation.models import Pool
 from curation.selectors import pool_get
+from painting.judging import judge_for
+from painting.selectors import recipe_get
 
 
 class Command(BaseCommand):
@@ -19,12 +21,10 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
 
     def handle(self, *args, pool, recipe, pairs, seed, **options):
-        from training.services import LaunchError, judge_for, recipe_get
-
         try:
             frozen = pool_get(pool)
             chosen_recipe = recipe_get(recipe)
-        except (Pool.DoesNotExist, ValueError, LaunchError) as exc:
+        except (Pool.DoesNotExist, ValueError) as exc:
             raise CommandError(str(exc), returncode=2) from exc
         judge = judge_for(chosen_recipe, frozen.id)
         with tqdm(total=pairs, desc="judging pairs", unit="pair") as bar:

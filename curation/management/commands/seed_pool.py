@@ -7,9 +7,10 @@ demo grade is still applied). Renders go to the render workers unless --in-proce
 """
 from __future__ import annotations
 
-import time
+import math
 
 from django.conf import settings
+from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
@@ -17,7 +18,11 @@ from curation import services
 from curation.demo import DEMO_CURATOR, demo_tier, ensure_demo_curator
 from curation.images import normalise_image
 from curation.models import Provenance, Reference
+from paintapp.celery import app
 from paintapp.env import seedgen
+from paintapp.env.renderer import Renderer
+from painting.pipeline import RENDER_ONLY, InProcess, PaintJob, paint_batch
+from painting.services import renderer_config
 
 
 class Command(BaseCommand):
@@ -42,7 +47,7 @@ class Command(BaseCommand):
         size = size or settings.RENDER_SIZE
         sketches = seedgen.generate_pool(count, seed=seed, weak_share=weak_share)
         curator = ensure_demo_curator() if demo_grades else None
-        results = self._render_in_process(sketches, size) if in_process else self._render_on_workers(sketches, size, timeout)
+        results = self._render(sketches, size, in_process=in_process, timeout=timeout)
 
         created = skipped = failed = 0
         graded: dict[str, int] = {}
@@ -71,54 +76,48 @@ class Command(BaseCommand):
         if graded:
             summary = ", ".join(f"{tier} {n}" for tier, n in sorted(graded.items()))
             self.stdout.write(f"Demo grades by '{DEMO_CURATOR}': {summary}")
+        lost = [outcome["failure"] for outcome in results if outcome.get("failure")]
+        if lost:
+            raise CommandError(
+                f"{len(lost)} renders were lost to infrastructure (first: {lost[0]}); run again to seed them",
+                returncode=3,
+            )
 
-    def _render_in_process(self, sketches, size):
-        from paintapp.env.painting import paint_source
-        from paintapp.env.renderer import Renderer
-        from training.services import renderer_config
+    def _render(self, sketches, size: int, *, in_process: bool, timeout: float) -> list[dict]:
+        """Each sketch's render through the painting pipeline (gate, then render), with its
+        PNG read back from storage; an infrastructure failure is kept as the reason."""
+        jobs = [PaintJob(reply=s.code, prompt=s.subject_text, seed=s.seed) for s in sketches]
+        with tqdm(total=len(jobs), desc="rendering" if in_process else "rendering on workers", unit="sketch") as bar:
+            def progress(stage: str, done: int, total: int) -> None:
+                bar.update(done - bar.n)
 
+            if in_process:
+                with Renderer(renderer_config()) as renderer:
+                    batch = paint_batch(jobs, recipe=RENDER_ONLY, pool_id=None, size=size,
+                                        executor=InProcess(renderer), render_deadline_s=math.inf, progress=progress)
+            else:
+                self._require_render_worker()
+                batch = paint_batch(jobs, recipe=RENDER_ONLY, pool_id=None, size=size,
+                                    render_deadline_s=timeout, progress=progress)
         results = []
-        with Renderer(renderer_config()) as renderer:
-            for sketch in tqdm(sketches, desc="rendering", unit="sketch"):
-                painting = paint_source(sketch.code, renderer=renderer, seed=sketch.seed, size=size)
-                results.append({**painting.to_dict(), "png": painting.png})
+        for painted in batch.paintings:
+            render = dict(painted.render or {})
+            render["failure"] = painted.failure
+            if painted.failure:
+                render["violations"] = [painted.failure]
+            elif not painted.passed:
+                render["violations"] = painted.violations or ["not rendered"]
+            render["png"] = None
+            if render.get("png_path") and not render.get("violations"):
+                with default_storage.open(render["png_path"], "rb") as fh:
+                    render["png"] = fh.read()
+            results.append(render)
         return results
 
-    def _render_on_workers(self, sketches, size, timeout):
-        from celery import group
-        from django.core.files.storage import default_storage
-
-        from paintapp.celery import app
-        from training.tasks import render_sketch
-
+    def _require_render_worker(self) -> None:
         replies = app.control.broadcast("paintapp_capabilities", reply=True, timeout=1.0) or []
         if not any("render" in info.get("queues", []) for reply in replies for info in reply.values()):
             raise CommandError(
                 "no render worker answered: start one (make worker-render, or make demo) or pass --in-process",
                 returncode=3,
             )
-        job = group(render_sketch.s(s.code, seed=s.seed, size=size) for s in sketches).apply_async()
-        deadline = time.monotonic() + timeout
-        with tqdm(total=len(sketches), desc="rendering on workers", unit="sketch") as bar:
-            done = 0
-            while done < len(sketches):
-                if time.monotonic() > deadline:
-                    job.revoke()
-                    raise CommandError(f"render workers did not finish within {timeout:.0f} s", returncode=3)
-                now_done = job.completed_count()
-                bar.update(now_done - done)
-                done = now_done
-                time.sleep(0.5)
-        results = []
-        for result in job.results:
-            try:
-                data = result.get(timeout=5, propagate=True)
-            except Exception as exc:  # noqa: BLE001 - infrastructure failure of one render
-                results.append({"violations": [f"render_unavailable: {exc}"]})
-                continue
-            png = None
-            if data.get("png_path"):
-                with default_storage.open(data["png_path"], "rb") as fh:
-                    png = fh.read()
-            results.append({**data, "png": png})
-        return results

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from curation.models import Pool
 from curation.selectors import pool_get
+from training import metrics as keys
 from training import services
 from training.config import RunArguments
 from training.models import Run, Step
@@ -68,8 +69,8 @@ class Command(BaseCommand):
                     m = step.metrics
                     line = (
                         f"step {step.step:>4}  reward {_fmt(step.reward_mean)} ± {_fmt(step.reward_std)}  "
-                        f"gate {_fmt(m.get('ours/gate_pass_rate'))}  none {int(m.get('ours/none_count') or 0)}  "
-                        f"<0.3 {int(m.get('ours/low_count') or 0)}  {_fmt(m.get('ours/step_s'), 1)} s"
+                        f"gate {_fmt(m.get(keys.GATE_PASS_RATE))}  none {int(m.get(keys.NONE_COUNT) or 0)}  "
+                        f"<{keys.LOW_REWARD} {int(m.get(keys.LOW_COUNT) or 0)}  {_fmt(m.get(keys.STEP_S), 1)} s"
                     )
                     bar.write(line)
                     bar.update(step.step - printed)

@@ -10,7 +10,7 @@ from paintapp.storage import store_content_addressed
 from tests.curation.factories import png_bytes
 from tests.support.fake_vlm_server import FakeVLMServer
 from tests.training.factories import make_pool
-from training.tasks import score_painting
+from painting.tasks import score_painting
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -1,4 +1,4 @@
-"""The rollout editor: lint as you type, revisions (render, score, collect), compare, promote.
+"""Writes of the rollout editor: lint, revisions (render, score, collect), promote.
 
 The web process never waits on a worker. `revision_render` and `revision_score` queue a
 task and return; `revision_sync`, called by the page's one-second poll, collects a finished
@@ -8,13 +8,11 @@ loops forever is the render worker's problem (its watchdog kills the browser): h
 `render_timeout` verdict like any other, worth 0 as it would be in training.
 
 A revision is rewarded exactly like a rollout: same recipe, references, render seed and
-size as the original, combined by `training.rewarding.reward_parts`.
+size as the original, combined by the painting pipeline's `reward_of`.
 """
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from celery.result import AsyncResult
@@ -22,25 +20,23 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from curation.images import ImageRejected, normalise_image
-from curation.models import PoolMember, Provenance, Reference
+from curation.models import Provenance, Reference
 from curation.services import reference_create
 from paintapp.celery import app as celery_app
-from paintapp.env.reward import Recipe
 from paintapp.env.sketch import MAX_SOURCE_CHARS, gate_source
-from training.config import RunArguments
+from painting.pipeline import reward_of
+from painting.tasks import render_sketch, score_painting
+from training.editor.selectors import rollout_recipe, rollout_render_settings
 from training.models import Revision, Rollout
-from training.rewarding import render_seed, reward_parts
 
 # How long a queued render or score may wait for a worker to take it. Editor tasks share the
 # queues with training, so a few groups of renders may be ahead of them.
 WORKER_WAIT_S = 120.0
 # After a worker took a task, how long past its hard time limit we wait before calling it lost.
 LOST_TASK_GRACE_S = 30.0
-PARTS = ("gate", "length", "judge", "quality")
 
 
 class EditorError(ValueError):
@@ -83,30 +79,7 @@ def lint_diagnostics(code: str) -> dict:
     }
 
 
-def render_diagnostics(errors: list[dict]) -> list[dict]:
-    """Runtime errors of a render (with the sketch's line:col when the page knew it)."""
-    return [
-        {"source": "render", "code": "render_error", "message": e.get("message", ""), "line": e.get("line"),
-         "col": e.get("col"), "severity": "error"}
-        for e in errors or []
-    ]
-
-
-# --- what a rollout was judged with ---------------------------------------------------------
-
-
-def rollout_recipe(rollout: Rollout) -> Recipe:
-    return Recipe.from_dict(rollout.run.recipe)
-
-
-def rollout_render_settings(rollout: Rollout) -> dict:
-    """The seed and size the trainer rendered this rollout with."""
-    args = RunArguments.from_dict(rollout.run.hyperparameters)
-    index = rollout.group * args.num_generations + rollout.position
-    return {"seed": render_seed(rollout.run.seed, rollout.step, index), "size": args.render_size}
-
-
-# --- revisions: writes ----------------------------------------------------------------------
+# --- revisions ------------------------------------------------------------------------------
 
 
 def _enqueue(revision_id: int, field: str, task, args: list, kwargs: dict, task_id: str, wait_s: float) -> None:
@@ -129,8 +102,6 @@ def revision_render(
 ) -> Revision:
     """Save `code` as a new revision of `rollout` and queue its render (gate + sandboxed render
     on the `render` queue, with the rollout's seed and size). Returns at once."""
-    from training.tasks import render_sketch
-
     code = code_clean(code)
     task_id = str(uuid.uuid4())
     render_args = rollout_render_settings(rollout)
@@ -151,8 +122,6 @@ def revision_render(
 def revision_score(*, revision: Revision, wait_s: float = WORKER_WAIT_S) -> Revision:
     """Queue the judge and quality scoring of a rendered revision against the original's
     references, with the run's recipe and pool. Again after a failed score, too."""
-    from training.tasks import score_painting
-
     rollout = revision.rollout
     with transaction.atomic():
         locked = Revision.objects.select_for_update().get(pk=revision.pk)
@@ -274,14 +243,14 @@ def _apply_render(revision: Revision, render: dict) -> None:
         revision.status = Revision.Status.RENDERED
         return
     gate_passed = bool((render.get("gate") or {}).get("passed"))
-    reward, parts, _ = reward_parts(recipe, code=revision.code, gate_passed=gate_passed, render=render, score=None)
+    reward, parts, _ = reward_of(recipe, code=revision.code, gate_passed=gate_passed, render=render, score=None)
     revision.reward, revision.parts = reward, parts
     revision.status = Revision.Status.DONE
     revision.finished_at = timezone.now()
 
 
 def _apply_score(revision: Revision, score: dict) -> None:
-    reward, parts, failure = reward_parts(
+    reward, parts, failure = reward_of(
         rollout_recipe(revision.rollout), code=revision.code, gate_passed=True, render=revision.render, score=score,
     )
     revision.reward, revision.parts = reward, parts
@@ -318,111 +287,3 @@ def rollout_promote(*, rollout: Rollout, created_by: AbstractBaseUser | None) ->
         },
         created_by=created_by,
     )
-
-
-# --- reads for the rollout page -------------------------------------------------------------
-
-
-def promoted_reference(rollout: Rollout) -> Reference | None:
-    return Reference.objects.filter(provenance=Provenance.ROLLOUT, metadata__rollout_id=rollout.id).first()
-
-
-def rollout_neighbours(rollout: Rollout) -> tuple[Rollout | None, Rollout | None]:
-    """The previous and next rollout of the same run, in step / group / position order."""
-    same_run = Rollout.objects.filter(run_id=rollout.run_id).only("id", "step", "group", "position")
-    s, g, p = rollout.step, rollout.group, rollout.position
-    before = Q(step__lt=s) | Q(step=s, group__lt=g) | Q(step=s, group=g, position__lt=p)
-    after = Q(step__gt=s) | Q(step=s, group__gt=g) | Q(step=s, group=g, position__gt=p)
-    return (
-        same_run.filter(before).order_by("-step", "-group", "-position").first(),
-        same_run.filter(after).order_by("step", "group", "position").first(),
-    )
-
-
-@dataclass
-class Side:
-    """One side of a comparison: the original rollout or one of its revisions."""
-
-    key: str  # "original" or the revision id
-    label: str
-    image_url: str | None
-    reward: float | None
-    parts: dict
-    passed: bool
-    violations: list
-    status: str
-    note: str = ""
-
-
-def side_of_original(rollout: Rollout, image_url: str | None) -> Side:
-    return Side(
-        key="original", label=f"Original (step {rollout.step}, #{rollout.position})", image_url=image_url,
-        reward=rollout.reward, parts=rollout.parts or {}, passed=rollout.passed, violations=rollout.violations,
-        status="done", note=rollout.failure,
-    )
-
-
-def side_of_revision(revision: Revision, image_url: str | None) -> Side:
-    who = revision.created_by.get_username() if revision.created_by else "someone"
-    return Side(
-        key=str(revision.id), label=f"Revision {revision.id} by {who}", image_url=image_url if revision.png else None,
-        reward=revision.reward, parts=revision.parts or {}, passed=revision.passed, violations=revision.violations,
-        status=revision.status, note=revision.error,
-    )
-
-
-def parts_table(recipe: Recipe, a: Side, b: Side | None) -> list[dict]:
-    """Rows of part, weight, A, B and B − A (weighted contribution differences too)."""
-    weights = {"gate": recipe.w_gate, "length": recipe.w_length, "judge": recipe.w_judge, "quality": recipe.w_quality}
-    rows = []
-    for name in PARTS:
-        va = a.parts.get(name)
-        vb = b.parts.get(name) if b else None
-        delta = vb - va if va is not None and vb is not None else None
-        rows.append({"name": name, "weight": weights[name], "a": va, "b": vb, "delta": delta,
-                     "weighted_delta": None if delta is None else delta * weights[name]})
-    delta = b.reward - a.reward if b and a.reward is not None and b.reward is not None else None
-    rows.append({"name": "reward", "weight": None, "a": a.reward, "b": b.reward if b else None, "delta": delta,
-                 "weighted_delta": delta})
-    return rows
-
-
-def reference_verdicts(rollout: Rollout, revision: Revision | None = None) -> list[dict]:
-    """Each reference the rollout was judged against, its tier in the run's pool, and the
-    verdicts of the original and of `revision`: the mean, then each presentation order with
-    P(the painting is the better one) and the judge's reason."""
-    references = {r.id: r for r in Reference.objects.filter(id__in=rollout.reference_ids)}
-    tiers = dict(
-        PoolMember.objects.filter(pool_id=rollout.run.pool_id, reference_id__in=rollout.reference_ids)
-        .values_list("reference_id", "tier")
-    )
-
-    def by_reference(detail: dict) -> dict:
-        return {v.get("reference_id"): v for v in (detail or {}).get("references", [])}
-
-    def order(verdict: dict | None, candidate_first: bool) -> dict | None:
-        found = [o for o in (verdict or {}).get("orders", []) if o.get("candidate_first") is candidate_first]
-        return found[0] if found else None
-
-    original = by_reference(rollout.judge_detail)
-    edited = by_reference(revision.judge_detail) if revision is not None else {}
-    rows = []
-    for rid in rollout.reference_ids:
-        mine, theirs = original.get(rid), edited.get(rid)
-        rows.append({
-            "id": rid, "reference": references.get(rid), "tier": tiers.get(rid, ""),
-            "original_score": (mine or {}).get("score"), "revision_score": (theirs or {}).get("score"),
-            "judged": mine is not None, "revision_judged": theirs is not None,
-            "orders": [
-                {"label": label, "original": order(mine, first), "revision": order(theirs, first)}
-                for label, first in (("painting shown first", True), ("reference shown first", False))
-            ],
-        })
-    return rows
-
-
-def revision_elapsed_s(revision: Revision) -> float:
-    if not revision.stage_started_at:
-        return 0.0
-    end = revision.finished_at or timezone.now()
-    return max(0.0, (end - revision.stage_started_at) / timedelta(seconds=1))

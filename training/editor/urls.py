@@ -1,7 +1,7 @@
 """URLs of the rollout page and its editor (revisions), included under /runs/ by training/urls.py."""
 from django.urls import path
 
-from training import editor_views as views
+from training.editor import views
 
 ROLLOUT = "<int:run_id>/rollouts/<int:rollout_id>/"
 REVISION = ROLLOUT + "revisions/<int:revision_id>/"

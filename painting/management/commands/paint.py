@@ -13,11 +13,15 @@ import json
 import sys
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from paintapp.env.painting import Painting, paint_reply
-from paintapp.env.renderer import Renderer, RendererConfig, RenderUnavailable
-from training.services import renderer_config
+from paintapp.env.renderer import Renderer, RenderUnavailable
+from painting.judging import reference_library
+from painting.pipeline import InProcess, PaintJob, paint_batch
+from painting.selectors import recipe_get
+from painting.services import renderer_config
 
 EXIT_USAGE = 2
 EXIT_INFRASTRUCTURE = 3
@@ -64,17 +68,12 @@ class Command(BaseCommand):
             raise CommandError("--out needs a single source", returncode=EXIT_USAGE)
         texts = [self._read(s) for s in sources]
 
-        from django.conf import settings
-
         size = options["size"] or settings.RENDER_SIZE
         if not 16 <= size <= 2048:
             raise CommandError("--size must be between 16 and 2048", returncode=EXIT_USAGE)
-        base = renderer_config()
-        config = RendererConfig(
-            chromium_path=base.chromium_path,
-            timeout_s=options["timeout"] or base.timeout_s,
-            prewarm=False,  # one render: a pre-loaded second page would be wasted work
-        )
+        config = renderer_config(prewarm=False)  # few renders: a pre-loaded second page would be wasted work
+        if options["timeout"]:
+            config = renderer_config(prewarm=False, timeout_s=options["timeout"])
         try:
             with Renderer(config) as renderer:
                 for name, text in zip(sources, texts):
@@ -97,51 +96,50 @@ class Command(BaseCommand):
                 self.stdout.write(json.dumps({"error": "render_unavailable", "message": str(exc)}))
             raise CommandError(f"renderer unavailable: {exc}", returncode=EXIT_INFRASTRUCTURE) from exc
 
-    def _score(self, source: str, *, pool, recipe, prompt, sketch, seed, json: bool, **options) -> None:
-        import json as jsonlib
-
-        from curation.models import Pool
-        from curation.selectors import group_references, pool_get
-        from paintapp.env.reward import combine
-        from paintapp.env.sketch import gate_reply, length_score
-        from training.services import LaunchError, painting_score, recipe_get
-
+    def _score(self, source: str, *, pool, recipe, prompt, sketch, seed, **options) -> None:
+        """Score an existing painting through the same pipeline as training, in this process."""
+        library = reference_library()  # pools are curation's, handed to this layer at start-up
         try:
             png = Path(source).read_bytes()
-            frozen = pool_get(pool)
+            frozen = library.pool(pool)
             chosen = recipe_get(recipe)
         except OSError as exc:
             raise CommandError(f"cannot read {source}: {exc.strerror or exc}", returncode=EXIT_USAGE) from exc
-        except (Pool.DoesNotExist, ValueError, LaunchError) as exc:
+        except (LookupError, ValueError) as exc:
             raise CommandError(str(exc), returncode=EXIT_USAGE) from exc
         if png[:8] != b"\x89PNG\r\n\x1a\n":
             raise CommandError(f"{source} is not a PNG", returncode=EXIT_USAGE)
-        passed, length, note = True, 0.0, "no sketch given: length part 0"
-        if sketch:
-            code, verdict = gate_reply(self._read(sketch), strictness="allowlist")
-            passed, length, note = verdict.passed, length_score(code or ""), ", ".join(verdict.codes) or "gate passed"
-        refs = group_references(frozen, count=chosen.references_per_group, key=(seed, 0, 0)) if chosen.w_judge > 0 else []
-        subject = prompt or (frozen.members.exclude(reference__subject="").values_list("reference__subject", flat=True).first() or "a flower")
-        parts = painting_score(png=png, prompt=subject, recipe=chosen, reference_ids=[m.reference_id for m in refs], pool_id=frozen.id)
-        judge_score = (parts["judge"] or {}).get("score")
-        breakdown = combine(chosen, passed, length, judge_score, parts["quality"], reasons=parts["reasons"])
-        data = {"recipe": chosen.name, "pool": frozen.label, "prompt": subject, "reward": breakdown.reward,
-                "parts": breakdown.to_dict(), "judge": parts["judge"], "note": note, "references": [m.reference_id for m in refs]}
-        if json:
-            self.stdout.write(jsonlib.dumps(data))
+        reply = self._read(sketch) if sketch else None
+        refs = library.group_references(frozen.id, count=chosen.references_per_group, key=(seed, 0, 0)) if chosen.w_judge > 0 else []
+        subject = prompt or frozen.subject or "a flower"
+        job = PaintJob(reply=reply, prompt=subject, seed=seed, reference_ids=tuple(refs), png=png)
+        painted = paint_batch([job], recipe=chosen, pool_id=frozen.id, size=settings.RENDER_SIZE,
+                              executor=InProcess()).paintings[0]
+        if painted.painting is None:
+            note = "no sketch given: length part 0"
+        else:
+            note = ", ".join(painted.painting.gate.codes) or "gate passed"
+        parts, score = painted.parts, painted.score or {}
+        judge_detail = score.get("judge")
+        data = {"recipe": chosen.name, "pool": frozen.label, "prompt": subject, "reward": painted.reward,
+                "parts": {"reward": painted.reward, **parts}, "judge": judge_detail, "note": note,
+                "references": list(job.reference_ids)}
+        if options["json"]:
+            self.stdout.write(json.dumps(data))
             return
+        judge_score, quality = parts.get("judge"), parts.get("quality")
         self.stdout.write(f"{chosen.name} on {frozen.label} — {subject}")
-        self.stdout.write(f"  reward   {'None (' + '; '.join(breakdown.unavailable) + ')' if breakdown.reward is None else f'{breakdown.reward:.4f}'}")
-        self.stdout.write(f"  gate     {breakdown.gate:.0f}   ({note})")
-        self.stdout.write(f"  length   {length:.3f}   × {chosen.w_length}")
+        why = "; ".join(parts.get("unavailable") or []) or painted.failure
+        self.stdout.write(f"  reward   {'None (' + why + ')' if painted.reward is None else f'{painted.reward:.4f}'}")
+        self.stdout.write(f"  gate     {parts.get('gate', 0):.0f}   ({note})")
+        self.stdout.write(f"  length   {parts.get('length') or 0:.3f}   × {chosen.w_length}")
         if chosen.w_judge > 0:
             self.stdout.write(f"  judge    {'-' if judge_score is None else f'{judge_score:.3f}'}   × {chosen.w_judge}  ({chosen.judge}, {len(refs)} references, both orders)")
-            for ref in (parts["judge"] or {}).get("references", []):
+            for ref in (judge_detail or {}).get("references", []):
                 orders = ", ".join("-" if o["p_candidate"] is None else f"{o['p_candidate']:.2f}" for o in ref["orders"])
                 self.stdout.write(f"    reference #{ref['reference_id']}: {orders}")
         if chosen.w_quality > 0:
-            q = parts["quality"]
-            self.stdout.write(f"  quality  {'-' if q is None else f'{q:.3f}'}   × {chosen.w_quality}  ({chosen.quality})")
+            self.stdout.write(f"  quality  {'-' if quality is None else f'{quality:.3f}'}   × {chosen.w_quality}  ({chosen.quality})")
 
     def _read(self, source: str) -> str:
         try:

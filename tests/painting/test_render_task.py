@@ -7,8 +7,8 @@ import pytest
 
 from paintapp.env.reward import PRESETS
 from tests.env.adversarial import CASES
-from training.rewarding import reward_parts
-from training.tasks import render_sketch
+from painting.pipeline import reward_of
+from painting.tasks import render_sketch
 
 CORPUS = Path(__file__).resolve().parents[1] / "env" / "corpus"
 GOOD = (CORPUS / "good" / "hibiscus.js").read_text()
@@ -68,6 +68,6 @@ def test_every_forbidden_construct_is_a_failed_render_and_a_zero_reward(render_w
         result = render_sketch.delay(case.code, size=128, render_failed_gate=True).get(timeout=120)
         assert result["passed"] is False, case.id
         assert set(result["violations"]) & case.runtime_codes, (case.id, result["violations"])
-        reward, _parts, failure = reward_parts(
+        reward, _parts, failure = reward_of(
             recipe, code=case.code, gate_passed=True, render=result, score=None)
         assert reward == 0.0 and failure == "", (case.id, reward, failure)

@@ -1,6 +1,7 @@
 """The rollout page and its editor: lint, render, score, compare revisions, promote.
 
-Views are thin: writes are in `training.editing`. htmx requests get fragments of
+Views are thin: writes are in `training.editor.services`, reads in `.selectors`, and what
+the page shows is shaped by `.presenters`. htmx requests get fragments of
 templates/training/rollout.html (partials); the same URLs without htmx get the full page,
 so every action also works as a plain form post.
 """
@@ -15,8 +16,9 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from paintapp.env.sketch import MAX_SOURCE_CHARS
 from paintapp.storage import stored_png_response
-from training import editing
+from training.editor import presenters, selectors, services
 from training.models import Revision, Rollout
 
 TEMPLATE = "training/rollout.html"
@@ -41,27 +43,27 @@ def _image_url(rollout: Rollout, revision: Revision | None = None) -> str | None
     return reverse("training:rollout-image", args=[rollout.run_id, rollout.id]) if rollout.png else None
 
 
-def _side(rollout: Rollout, key: str) -> editing.Side:
+def _side(rollout: Rollout, key: str) -> presenters.Side:
     if key == "original":
-        return editing.side_of_original(rollout, _image_url(rollout))
+        return presenters.side_of_original(rollout, _image_url(rollout))
     if not key.isdigit():
         raise Http404("compare a revision id or 'original'")
     revision = _revision(rollout, int(key))
-    return editing.side_of_revision(revision, _image_url(rollout, revision))
+    return presenters.side_of_revision(revision, _image_url(rollout, revision))
 
 
 def _panel_context(rollout: Rollout, revision: Revision | None) -> dict:
-    original = editing.side_of_original(rollout, _image_url(rollout))
-    edited = editing.side_of_revision(revision, _image_url(rollout, revision)) if revision else None
+    original = presenters.side_of_original(rollout, _image_url(rollout))
+    edited = presenters.side_of_revision(revision, _image_url(rollout, revision)) if revision else None
     return {
         "rollout": rollout,
         "run": rollout.run,
         "revision": revision,
         "original": original,
         "edited": edited,
-        "parts": editing.parts_table(editing.rollout_recipe(rollout), original, edited),
-        "elapsed_s": editing.revision_elapsed_s(revision) if revision else 0.0,
-        "render_settings": editing.rollout_render_settings(rollout),
+        "parts": presenters.parts_table(selectors.rollout_recipe(rollout), original, edited),
+        "elapsed_s": selectors.revision_elapsed_s(revision) if revision else 0.0,
+        "render_settings": selectors.rollout_render_settings(rollout),
         "revision_diagnostics": _revision_diagnostics(revision),
     }
 
@@ -71,7 +73,7 @@ def _revision_diagnostics(revision: Revision | None) -> dict | None:
     if revision is None or revision.is_pending or not revision.render:
         return None
     return {"revision": revision.id, "code": revision.code,
-            "diagnostics": editing.render_diagnostics(revision.render.get("errors", []))}
+            "diagnostics": presenters.render_diagnostics(revision.render.get("errors", []))}
 
 
 def _revisions_context(rollout: Rollout, selected: Revision | None, oob: bool = False) -> dict:
@@ -87,19 +89,19 @@ def _revisions_context(rollout: Rollout, selected: Revision | None, oob: bool = 
 
 
 def _page_context(request, rollout: Rollout, revision: Revision | None) -> dict:
-    previous, following = editing.rollout_neighbours(rollout)
+    previous, following = selectors.rollout_neighbours(rollout)
     context = {
         **_panel_context(rollout, revision),
         **_revisions_context(rollout, revision),
         "previous": previous,
         "following": following,
-        "references": editing.reference_verdicts(rollout, revision),
-        "promoted": editing.promoted_reference(rollout),
+        "references": selectors.reference_verdicts(rollout, revision),
+        "promoted": selectors.promoted_reference(rollout),
         "editor_config": {
             "rolloutId": rollout.id,
             "lintUrl": reverse("training:sketch-lint"),
             "originalCode": rollout.code,
-            "originalDiagnostics": editing.render_diagnostics(rollout.errors),
+            "originalDiagnostics": presenters.render_diagnostics(rollout.errors),
             "draftKey": f"paintapp.editorDraft.rollout.{rollout.id}",
         },
     }
@@ -112,12 +114,12 @@ def _with_oob(request, rollout: Rollout, revision: Revision, changed: bool, stat
     if changed:
         html += render_to_string(f"{TEMPLATE}#revisions", _revisions_context(rollout, revision, oob=True), request=request)
         verdicts = {"rollout": rollout, "revision": revision, "oob": True,
-                    "references": editing.reference_verdicts(rollout, revision)}
+                    "references": selectors.reference_verdicts(rollout, revision)}
         html += render_to_string(f"{TEMPLATE}#references", verdicts, request=request)
     return HttpResponse(html, status=status)
 
 
-def _refusal(request, rollout: Rollout, error: editing.EditorError, revision: Revision | None = None) -> HttpResponse:
+def _refusal(request, rollout: Rollout, error: services.EditorError, revision: Revision | None = None) -> HttpResponse:
     """A refused action: a message fragment for htmx, else the page with the message, with the 4xx status."""
     if request.htmx:
         html = render_to_string(f"{TEMPLATE}#editor-message", {"editor_error": error.message}, request=request)
@@ -145,7 +147,7 @@ def rollout_page(request, run_id: int, rollout_id: int):
         if revision is not None:
             revision.rollout = rollout
     if revision is not None:
-        revision = editing.revision_sync(revision=revision)
+        revision = services.revision_sync(revision=revision)
     return render(request, TEMPLATE, _page_context(request, rollout, revision))
 
 
@@ -157,7 +159,7 @@ def revision_panel(request, run_id: int, rollout_id: int, revision_id: int):
     if not request.htmx:
         return redirect(f"{reverse('training:rollout', args=[run_id, rollout_id])}?revision={revision.id}")
     before = revision.status
-    revision = editing.revision_sync(revision=revision)
+    revision = services.revision_sync(revision=revision)
     return _with_oob(request, rollout, revision, changed=revision.status != before)
 
 
@@ -178,7 +180,7 @@ def revision_compare(request, run_id: int, rollout_id: int):
         return HttpResponse("Choose two versions to compare.", status=400, content_type="text/plain")
     a, b = _side(rollout, a_key), _side(rollout, b_key)
     context = {"rollout": rollout, "a": a, "b": b,
-               "compare_parts": editing.parts_table(editing.rollout_recipe(rollout), a, b)}
+               "compare_parts": presenters.parts_table(selectors.rollout_recipe(rollout), a, b)}
     if request.htmx:
         return render(request, f"{TEMPLATE}#compare", context)
     return render(request, TEMPLATE, {**_page_context(request, rollout, None), **context})
@@ -197,22 +199,22 @@ def sketch_lint(request):
     code = payload.get("code") if isinstance(payload, dict) else None
     if not isinstance(code, str):
         return JsonResponse({"error": "Send JSON with the sketch as a string in \"code\"."}, status=400)
-    if len(code) > editing.MAX_SOURCE_CHARS:
+    if len(code) > MAX_SOURCE_CHARS:
         return JsonResponse({"error": f"The code is {len(code):,} characters; the gate analyses at most "
-                                      f"{editing.MAX_SOURCE_CHARS:,}."}, status=413)
-    return JsonResponse(editing.lint_diagnostics(code))
+                                      f"{MAX_SOURCE_CHARS:,}."}, status=413)
+    return JsonResponse(services.lint_diagnostics(code))
 
 
 @require_POST
 def revision_render(request, run_id: int, rollout_id: int):
     rollout = _rollout(run_id, rollout_id)
     try:
-        revision = editing.revision_render(rollout=rollout, code=request.POST.get("code"), created_by=request.user)
-    except editing.EditorError as error:
+        revision = services.revision_render(rollout=rollout, code=request.POST.get("code"), created_by=request.user)
+    except services.EditorError as error:
         return _refusal(request, rollout, error)
     revision.rollout = rollout
     if request.htmx:
-        return _with_oob(request, rollout, editing.revision_sync(revision=revision), changed=True)
+        return _with_oob(request, rollout, services.revision_sync(revision=revision), changed=True)
     return redirect(f"{reverse('training:rollout', args=[run_id, rollout_id])}?revision={revision.id}")
 
 
@@ -221,12 +223,12 @@ def revision_score(request, run_id: int, rollout_id: int, revision_id: int):
     rollout = _rollout(run_id, rollout_id)
     revision = _revision(rollout, revision_id)
     try:
-        revision = editing.revision_score(revision=revision)
-    except editing.EditorError as error:
+        revision = services.revision_score(revision=revision)
+    except services.EditorError as error:
         return _refusal(request, rollout, error, revision)
     revision.rollout = rollout
     if request.htmx:
-        return _with_oob(request, rollout, editing.revision_sync(revision=revision), changed=True)
+        return _with_oob(request, rollout, services.revision_sync(revision=revision), changed=True)
     return redirect(f"{reverse('training:rollout', args=[run_id, rollout_id])}?revision={revision.id}")
 
 
@@ -234,8 +236,8 @@ def revision_score(request, run_id: int, rollout_id: int, revision_id: int):
 def rollout_promote(request, run_id: int, rollout_id: int):
     rollout = _rollout(run_id, rollout_id)
     try:
-        reference, created = editing.rollout_promote(rollout=rollout, created_by=request.user)
-    except editing.EditorError as error:
+        reference, created = services.rollout_promote(rollout=rollout, created_by=request.user)
+    except services.EditorError as error:
         return _refusal(request, rollout, error)
     if created:
         messages.success(request, f"Promoted: the painting is reference #{reference.id}, with its sketch, "

@@ -12,7 +12,7 @@ from curation.models import Provenance, Reference
 from paintapp.env.reward import Recipe
 from paintapp.env.sketch import MAX_SOURCE_CHARS, length_score
 from tests.training.factories import GOOD, LOOP_FOREVER, make_pool, make_run
-from training import editing
+from training.editor import presenters, selectors, services
 from training.models import Revision, Rollout
 
 
@@ -41,7 +41,7 @@ def settle(revision: Revision, timeout: float = 90) -> Revision:
     """Poll like the page does (revision_sync never blocks) until the task is collected."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        revision = editing.revision_sync(revision=Revision.objects.get(pk=revision.pk))
+        revision = services.revision_sync(revision=Revision.objects.get(pk=revision.pk))
         if not revision.is_pending:
             return revision
         time.sleep(0.3)
@@ -58,7 +58,7 @@ def url(name: str, rollout: Rollout, *extra) -> str:
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_revision_renders_then_scores_against_the_originals_references_with_its_recipe(workers, rollout, curator):
-    revision = editing.revision_render(rollout=rollout, code=GOOD, created_by=curator)
+    revision = services.revision_render(rollout=rollout, code=GOOD, created_by=curator)
     assert revision.status == Revision.Status.RENDERING
 
     revision = settle(revision)
@@ -70,7 +70,7 @@ def test_a_revision_renders_then_scores_against_the_originals_references_with_it
     assert revision.render["seed"] == run.seed + rollout.step * 1000 + index  # the trainer's seed
     assert revision.reward is None  # not scored yet: no made-up number
 
-    revision = settle(editing.revision_score(revision=revision))
+    revision = settle(services.revision_score(revision=revision))
     assert revision.status == Revision.Status.DONE, revision.error
     judged = [v["reference_id"] for v in revision.judge_detail["references"]]
     assert judged == rollout.reference_ids and len(judged) == 4
@@ -83,8 +83,8 @@ def test_a_revision_renders_then_scores_against_the_originals_references_with_it
                 + recipe.w_quality * parts["quality"])
     assert revision.reward == pytest.approx(expected, abs=1e-5)
 
-    rows = {row["name"]: row for row in editing.parts_table(
-        recipe, editing.side_of_original(rollout, None), editing.side_of_revision(revision, None))}
+    rows = {row["name"]: row for row in presenters.parts_table(
+        recipe, presenters.side_of_original(rollout, None), presenters.side_of_revision(revision, None))}
     assert rows["reward"]["delta"] == pytest.approx(revision.reward - rollout.reward)
     assert rows["judge"]["a"] == rollout.parts["judge"] and rows["judge"]["b"] == parts["judge"]
     quality_gain = (parts["quality"] - rollout.parts["quality"]) * recipe.w_quality
@@ -94,22 +94,22 @@ def test_a_revision_renders_then_scores_against_the_originals_references_with_it
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_an_endless_loop_is_a_render_timeout_verdict_worth_0_and_the_worker_goes_on(workers, rollout, curator):
-    looped = settle(editing.revision_render(rollout=rollout, code=LOOP_FOREVER, created_by=curator))
+    looped = settle(services.revision_render(rollout=rollout, code=LOOP_FOREVER, created_by=curator))
     assert looped.status == Revision.Status.DONE
     assert looped.timed_out and "render_timeout" in looped.violations
     assert looped.reward == 0.0 and looped.parts["gate"] == 0.0
     assert "longer than 5 s" in looped.render["errors"][0]["message"]
 
-    after = settle(editing.revision_render(rollout=rollout, code=GOOD, created_by=curator))
+    after = settle(services.revision_render(rollout=rollout, code=GOOD, created_by=curator))
     assert after.status == Revision.Status.RENDERED and after.passed
 
 
 @pytest.mark.django_db(transaction=True)
 def test_without_a_render_worker_the_revision_fails_with_a_clear_error_and_no_reward(worker_env, rollout, curator):
-    revision = editing.revision_render(rollout=rollout, code=GOOD, created_by=curator, wait_s=1.5)
-    assert editing.revision_sync(revision=revision).status == Revision.Status.RENDERING  # still waiting
+    revision = services.revision_render(rollout=rollout, code=GOOD, created_by=curator, wait_s=1.5)
+    assert services.revision_sync(revision=revision).status == Revision.Status.RENDERING  # still waiting
     time.sleep(2.0)
-    revision = editing.revision_sync(revision=Revision.objects.get(pk=revision.pk))
+    revision = services.revision_sync(revision=Revision.objects.get(pk=revision.pk))
     assert revision.status == Revision.Status.FAILED
     assert revision.reward is None and revision.parts == {}
     assert "No render worker took this render within 2 s" in revision.error
@@ -153,7 +153,7 @@ def test_the_rollout_page_shows_the_painting_code_reply_parts_and_each_verdict(c
     assert response.status_code == 200
     html = response.content.decode()
     assert reverse("training:rollout-image", args=[rollout.run_id, rollout.id]) in html
-    assert "brush.fill(&quot;#c2410c&quot;, 80);" in html  # the code, in the editor's textarea
+    assert "brush.fill(&quot;#5f8f4e&quot;, 170);" in html  # the code, in the editor's textarea
     assert "Here is my painting." in html  # the full reply
     assert 'data-part="judge"' in html and 'data-part="quality"' in html
     references = Reference.objects.filter(id__in=rollout.reference_ids)
@@ -171,7 +171,7 @@ def test_the_page_says_when_a_rollout_lost_its_reward_to_infrastructure_or_faile
     assert "infrastructure failure — left out of the baseline" in html
     assert "no render worker answered" in html  # the reason, with the parts
     html = client.get(url("rollout", failed)).content.decode()
-    assert "failed: bare_rect" in html and "Promote to references" not in html
+    assert "failed: bare_primitives" in html and "Promote to references" not in html
     compare = client.get(url("rollout-compare", failed), {"a": "original", "b": "original"})
     assert compare.status_code == 200 and 'id="compare-parts"' in compare.content.decode()
 
@@ -237,13 +237,13 @@ def test_promote_puts_the_painting_and_its_sketch_in_the_library_once(client, cu
     assert reference.subject == rollout.subject and reference.created_by == curator
     assert reference.original_name == f"run-{rollout.run_id}-step-{rollout.step}-group-0-position-{rollout.position}.png"
     assert reference.metadata["rollout_id"] == rollout.id and reference.metadata["run_id"] == rollout.run_id
-    assert reference.seed == editing.rollout_render_settings(rollout)["seed"]
+    assert reference.seed == selectors.rollout_render_settings(rollout)["seed"]
     assert reference.grades.count() == 0  # for a curator to grade
 
     again = client.post(url("rollout-promote", rollout), follow=True)
     assert f"Already in the reference library as #{reference.id}" in again.content.decode()
     assert Reference.objects.filter(provenance=Provenance.ROLLOUT).count() == 1
-    assert editing.rollout_promote(rollout=rollout, created_by=curator) == (reference, False)
+    assert services.rollout_promote(rollout=rollout, created_by=curator) == (reference, False)
     assert reverse("curation:focus", args=[reference.id]) in again.content.decode()
 
 

@@ -1,0 +1,41 @@
+"""Thin Celery tasks: they take plain values or ids and call services.
+
+Their registered names keep the `training.tasks.` prefix they were first queued under, so
+messages already in a broker and the routes in `paintapp/celery.py` (render_sketch ->
+`render`, score_painting -> `score`) still find them.
+"""
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+
+from painting import services
+
+
+@shared_task(
+    name="training.tasks.render_sketch", acks_late=True,
+    time_limit=settings.RENDER_TIME_LIMIT_S, soft_time_limit=settings.RENDER_TIME_LIMIT_S - 30,
+)
+def render_sketch(
+    code: str, seed: int = 0, size: int | None = None, strictness: str = "allowlist", render_failed_gate: bool = False
+) -> dict:
+    """Gate + sandboxed render of one sketch; the PNG is stored, its path returned.
+
+    Idempotent: the same (code, seed, size) stores the same content-addressed file. A bad
+    sketch is a verdict in the result; only infrastructure failure (RenderUnavailable)
+    fails the task, which callers turn into a None reward.
+    """
+    return services.painting_render(
+        code=code, seed=seed, size=size, strictness=strictness, render_failed_gate=render_failed_gate
+    )
+
+
+@shared_task(
+    name="training.tasks.score_painting", acks_late=True,
+    time_limit=settings.SCORE_TIME_LIMIT_S, soft_time_limit=settings.SCORE_TIME_LIMIT_S - 30,
+)
+def score_painting(png_path: str, prompt: str, recipe: dict, reference_ids: list[int], pool_id: int | None = None) -> dict:
+    """Judge (both orders, against the group's references) and quality parts of one painting."""
+    return services.painting_score_stored(
+        png_path=png_path, prompt=prompt, recipe=recipe, reference_ids=reference_ids, pool_id=pool_id
+    )

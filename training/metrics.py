@@ -1,0 +1,71 @@
+"""Every metric key a step stores, in one place: TRL's own and the studio's.
+
+The reward function and the callback write them, the metrics endpoint and the CLI read them,
+and the run page's charts get `CHARTS` through `json_script`, so a key is typed once.
+"""
+from __future__ import annotations
+
+# TRL's GRPOTrainer logs these.
+REWARD = "reward"
+REWARD_STD = "reward_std"
+MEAN_LENGTH = "completions/mean_length"
+LOSS = "loss"
+KL = "kl"
+GRAD_NORM = "grad_norm"
+LEARNING_RATE = "learning_rate"
+
+# Ours: what the reward function measured (training/rewarding.py).
+GATE_PASS_RATE = "ours/gate_pass_rate"
+NONE_COUNT = "ours/none_count"
+LOW_COUNT = "ours/low_count"
+PAINT_FRACTION = "ours/paint_fraction"
+DIVERSITY = "ours/diversity"
+REWARD_VALID_STD = "ours/reward_valid_std"
+REWARD_ERROR = "ours/reward_error"
+JUDGE = "ours/judge"
+QUALITY = "ours/quality"
+LENGTH = "ours/length"
+PART = {"judge": JUDGE, "quality": QUALITY, "length": LENGTH}
+# Ours: where a step's seconds went (the callback adds update, step and other).
+GENERATION_S = "ours/generation_s"
+RENDER_S = "ours/render_s"
+SCORE_S = "ours/score_s"
+REWARD_S = "ours/reward_s"
+UPDATE_S = "ours/update_s"
+STEP_S = "ours/step_s"
+OTHER_S = "ours/other_s"
+# One count per violation code: violations/<code>.
+VIOLATION_PREFIX = "violations/"
+
+# The published results count rollouts under this reward ("fell from 99 to 16").
+LOW_REWARD = 0.3
+
+
+def violation(code: str) -> str:
+    return f"{VIOLATION_PREFIX}{code}"
+
+
+# The run page's charts (static/js/curves.js draws them; the endpoint serves their keys).
+CHARTS = (
+    {"id": "chart-reward", "title": "Mean group reward (± std)", "series": [REWARD], "band": REWARD_STD,
+     "range": [0, 1]},
+    {"id": "chart-parts", "title": "Components", "series": [JUDGE, QUALITY, LENGTH, GATE_PASS_RATE], "range": [0, 1]},
+    {"id": "chart-counts", "title": f"Rollouts: None and under {LOW_REWARD}", "series": [NONE_COUNT, LOW_COUNT]},
+    {"id": "chart-paint", "title": "Paint fraction (share of the canvas painted)", "series": [PAINT_FRACTION]},
+    {"id": "chart-diversity", "title": "Diversity (mean pairwise feature distance)", "series": [DIVERSITY]},
+    {"id": "chart-length", "title": "Completion length (tokens)", "series": [MEAN_LENGTH]},
+    {"id": "chart-optim", "title": "Loss, KL, grad norm", "series": [LOSS, KL, GRAD_NORM]},
+    {"id": "chart-lr", "title": "Learning rate", "series": [LEARNING_RATE]},
+    {"id": "chart-time", "title": "Seconds per step", "series": [GENERATION_S, RENDER_S, SCORE_S, UPDATE_S],
+     "stacked": True},
+)
+CHART_KEYS = tuple(dict.fromkeys(
+    key for chart in CHARTS for key in (*chart["series"], *([chart["band"]] if "band" in chart else []))
+))
+
+# For templates: `{{ step.metrics|get_item:keys.gate_pass_rate }}`.
+TEMPLATE_KEYS = {
+    "gate_pass_rate": GATE_PASS_RATE, "none_count": NONE_COUNT, "low_count": LOW_COUNT,
+    "paint_fraction": PAINT_FRACTION, "step_s": STEP_S, "generation_s": GENERATION_S, "render_s": RENDER_S,
+    "score_s": SCORE_S, "update_s": UPDATE_S, "reward": REWARD, "low_reward": LOW_REWARD,
+}
