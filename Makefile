@@ -19,10 +19,11 @@ setup: system-deps $(VENV)/.installed node_modules/.installed
 system-deps:
 	@scripts/system-deps.sh
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -r requirements.txt
+	$(PIP) install -q --no-deps --no-build-isolation -e .
 	@touch $@
 
 # CodeMirror is bundled from npm into one file for the rollout editor (never committed).
@@ -56,6 +57,11 @@ worker-render:
 
 worker-score:
 	$(VENV)/bin/celery -A paintapp worker -Q score -c $${SCORE_CONCURRENCY:-1} -n score@%h --loglevel=INFO
+
+# ruff (rules in pyproject.toml) and import-linter's layer contracts; CI runs it after the tests.
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 bench: setup
 	$(PY) bench/render.py
