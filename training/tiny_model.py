@@ -116,7 +116,7 @@ class TinyModelSpec:
     sft_batch_size: int = 1  # as fast per token as 4 on one thread, and 4x the updates
     sft_warmup_ratio: float = 0.05
     seed: int = 0
-    torch_threads: int | None = 1  # FIELD-NOTES: 2 threads on the shared 2-core box is slower
+    torch_threads: int | None = 1  # measured: 2 threads on a shared 2-core box train slower than 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -378,7 +378,7 @@ def sft_warm_start(
                 weight_decay=0.0,
                 max_length=spec.sft_max_length,
                 assistant_only_loss=True,
-                # FIELD-NOTES: TRL defaults bf16 and gradient checkpointing on; on CPU both only cost.
+                # TRL turns bf16 and gradient checkpointing on by default; on CPU both only cost time.
                 # (transformers 5.24 renamed gradient_checkpointing to activation_checkpointing;
                 # the new name set overrides TRL's default for the old one, without a warning.)
                 use_cpu=True,

@@ -6,8 +6,8 @@ import itertools
 
 from PIL import Image
 
-from curation.models import Reference
-from curation.services import reference_create
+from curation.models import Pool, Reference
+from curation.services import grade_set, pool_freeze, reference_create
 
 _counter = itertools.count(1)
 
@@ -29,3 +29,11 @@ def make_reference(subject: str = "a peach hibiscus", provenance: str = "upload"
         png=png_bytes(), width=32, height=32, provenance=provenance, subject=subject, source=source, **kw
     )
     return reference
+
+
+def make_pool(curator, *, name: str = "gallery", love: int = 4, okay: int = 4, reject: int = 2,
+              tiers: tuple[str, ...] = ("love", "okay"), eval_share: float = 0.25, seed: int = 0) -> Pool:
+    """The one pool factory: new references graded love / okay / reject by `curator`, frozen."""
+    for tier in ["love"] * love + ["okay"] * okay + ["reject"] * reject:
+        grade_set(reference=make_reference(), curator=curator, tier=tier)
+    return pool_freeze(name=name, curator=curator, tiers=tiers, eval_share=eval_share, seed=seed)

@@ -9,7 +9,7 @@ from paintapp.env.reward import PRESETS, combine
 from paintapp.storage import store_content_addressed
 from tests.curation.factories import png_bytes
 from tests.support.fake_vlm_server import FakeVLMServer
-from tests.training.factories import make_pool
+from tests.curation.factories import make_pool
 from painting.tasks import score_painting
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -10,11 +10,10 @@ from pathlib import Path
 
 from django.conf import settings
 
-from curation.services import grade_set, pool_freeze
 from paintapp.env.reward import PRESETS
 from paintapp.env.sketch import gate_source
 from paintapp.storage import store_content_addressed
-from tests.curation.factories import make_reference, png_bytes
+from tests.curation.factories import png_bytes
 from training import metrics as keys
 from training.config import RunArguments
 from training.models import Rollout, Run, Step
@@ -41,12 +40,6 @@ BARE_RECT = """function setup() {
 GOOD_VERDICT = gate_source(GOOD)
 BARE_RECT_VERDICT = gate_source(BARE_RECT)
 assert GOOD_VERDICT.passed and BARE_RECT_VERDICT.codes == ["bare_primitives"]
-
-
-def make_pool(curator, name: str = "gallery"):
-    for tier in ["love"] * 4 + ["okay"] * 4 + ["reject"] * 2:
-        grade_set(reference=make_reference(), curator=curator, tier=tier)
-    return pool_freeze(name=name, curator=curator, eval_share=0.25)
 
 
 def make_run(pool, *, steps: int = 3, generations: int = 4, status: str = "finished", seed: int = 0,

@@ -7,7 +7,8 @@ import time
 import pytest
 from django.urls import reverse
 
-from tests.training.factories import GOOD, LOOP_FOREVER, make_pool, make_run
+from tests.curation.factories import make_pool
+from tests.training.factories import GOOD, LOOP_FOREVER, make_run
 from training.models import Revision
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -15,7 +15,8 @@ from django.core.files.storage import default_storage
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tests.training.factories import make_pool, make_run
+from tests.curation.factories import make_pool
+from tests.training.factories import make_run
 from training import export as export_module
 from training.export import (
     COLUMN_NAMES,

@@ -6,7 +6,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from tests.training.factories import make_pool, make_run
+from tests.curation.factories import make_pool
+from tests.training.factories import make_run
 
 pytestmark = pytest.mark.django_db
 

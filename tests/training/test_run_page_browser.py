@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from tests.training.factories import make_pool, make_run
+from tests.curation.factories import make_pool
+from tests.training.factories import make_run
 from training.models import Run, Step
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]

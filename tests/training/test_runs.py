@@ -4,8 +4,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from curation.services import grade_set, pool_freeze
-from tests.curation.factories import make_reference
+from tests.curation.factories import make_pool
 from training import services
 from training.models import Run
 
@@ -22,16 +21,12 @@ def model_dir(tmp_path):
 
 @pytest.fixture
 def pool(curator):
-    for tier in ["love"] * 5 + ["okay"] * 5:
-        grade_set(reference=make_reference(), curator=curator, tier=tier)
-    return pool_freeze(name="taste", curator=curator)
+    return make_pool(curator, name="taste", love=5, okay=5, reject=0, eval_share=0.2)
 
 
 @pytest.fixture
 def love_only_pool(curator):
-    for _ in range(5):
-        grade_set(reference=make_reference(), curator=curator, tier="love")
-    return pool_freeze(name="loves", curator=curator, tiers=["love"])
+    return make_pool(curator, name="loves", love=5, okay=0, reject=0, tiers=("love",), eval_share=0.2)
 
 
 def test_a_launch_stores_the_published_defaults_and_a_recipe_snapshot(pool, model_dir, curator):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from paintapp.env.reward import PRESETS
-from tests.training.factories import make_pool
+from tests.curation.factories import make_pool
 from painting import services as painting_services
 from training import services
 from training.models import Rollout, Run, Step

@@ -13,6 +13,7 @@ size as the original, combined by the painting pipeline's `reward_of`.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from celery.result import AsyncResult
@@ -162,10 +163,10 @@ def _why_not_scorable(revision: Revision) -> str:
     return "Only a painting that passed the gate and the render can be scored; this one is worth 0."
 
 
-def revision_sync(*, revision: Revision) -> Revision:
+def revision_sync(*, revision: Revision, now: datetime | None = None) -> Revision:
     """Collect the result of the revision's pending task if it is finished, or fail the revision
     if no worker answered in time. Never blocks. Sets `revision.task_state` (a Celery state, or
-    "" when nothing is pending) for the page's progress line."""
+    "" when nothing is pending) for the page's progress line. `now` is the clock (tests pass one)."""
     revision.task_state = ""
     if not revision.is_pending:
         return revision
@@ -179,7 +180,8 @@ def revision_sync(*, revision: Revision) -> Revision:
         state, outcome = "UNKNOWN", exc
     revision.task_state = state
 
-    elapsed = (timezone.now() - revision.stage_started_at).total_seconds() if revision.stage_started_at else 0.0
+    now = now or timezone.now()
+    elapsed = (now - revision.stage_started_at).total_seconds() if revision.stage_started_at else 0.0
     what = "render" if rendering else "score"
     limit_s = settings.RENDER_TIME_LIMIT_S if rendering else settings.SCORE_TIME_LIMIT_S
     if state == "SUCCESS" and isinstance(outcome, dict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
@@ -11,7 +12,8 @@ from django.urls import reverse
 from curation.models import Provenance, Reference
 from paintapp.env.reward import Recipe
 from paintapp.env.sketch import MAX_SOURCE_CHARS, length_score
-from tests.training.factories import GOOD, LOOP_FOREVER, make_pool, make_run
+from tests.curation.factories import make_pool
+from tests.training.factories import GOOD, LOOP_FOREVER, make_run
 from training.editor import presenters, selectors, services
 from training.models import Revision, Rollout
 
@@ -108,8 +110,8 @@ def test_an_endless_loop_is_a_render_timeout_verdict_worth_0_and_the_worker_goes
 def test_without_a_render_worker_the_revision_fails_with_a_clear_error_and_no_reward(worker_env, rollout, curator):
     revision = services.revision_render(rollout=rollout, code=GOOD, created_by=curator, wait_s=1.5)
     assert services.revision_sync(revision=revision).status == Revision.Status.RENDERING  # still waiting
-    time.sleep(2.0)
-    revision = services.revision_sync(revision=Revision.objects.get(pk=revision.pk))
+    later = revision.stage_started_at + timedelta(seconds=2)
+    revision = services.revision_sync(revision=Revision.objects.get(pk=revision.pk), now=later)
     assert revision.status == Revision.Status.FAILED
     assert revision.reward is None and revision.parts == {}
     assert "No render worker took this render within 2 s" in revision.error
