@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from paintapp.env.prompts import SUBJECTS, SYSTEM_PROMPT, Subject, user_message
+from paintapp.env.seedgen import js
 
 __all__ = [
     "STYLES",
@@ -228,491 +229,58 @@ MUDDY_GREENS: tuple[tuple[str, str, str], ...] = (
 MUDDY_PAPERS: dict[str, str] = {"grey board": "#e4e0d8", "dull cream": "#e9e3d6"}
 
 # ---------------------------------------------------------------------------------------
-# JavaScript pieces shared by every sketch. They read the wash constants (BLEED, GRAIN,
-# RIM, CURVE, WOBBLE) so a style is a change of constants, not of code shape.
-
-_HELPERS: dict[str, str] = {
-    "wash": """\
-// load the brush with one translucent wash: colour, opacity (0-255) and bleed (0-1)
-function wash(colour, opacity, bleed) {
-  brush.fill(colour, opacity);
-  brush.fillBleed(bleed);
-  brush.fillTexture(GRAIN, RIM);
-}
-""",
-    "stemWash": """\
-// load the brush for stems and branches: hardly any bleed and no grain, which would
-// smear into a haze along a long thin shape
-function stemWash(colour, opacity) {
-  brush.fill(colour, opacity);
-  brush.fillBleed(BLEED * 0.1);
-  brush.fillTexture(0, 0);
-}
-""",
-    "almond": """\
-// an almond shape from its base (x, y) out to a pointed tip: leaves, sepals, narrow petals
-function almond(x, y, angle, length, width) {
-  const ux = cos(angle);
-  const uy = sin(angle);
-  brush.beginShape(CURVE);
-  brush.vertex(x, y);
-  for (let i = 1; i <= 4; i++) {
-    const t = i / 5;
-    const w = (width / 2) * sin(PI * t) * (1.15 - 0.3 * t);
-    brush.vertex(x + ux * length * t - uy * w, y + uy * length * t + ux * w);
-  }
-  brush.vertex(x + ux * length, y + uy * length);
-  for (let i = 4; i >= 1; i--) {
-    const t = i / 5;
-    const w = (width / 2) * sin(PI * t) * (1.15 - 0.3 * t);
-    brush.vertex(x + ux * length * t + uy * w, y + uy * length * t - ux * w);
-  }
-  brush.endShape(true);
-}
-""",
-    "lobe": """\
-// a rounded petal from the centre (cx, cy) out to `length`, widest near its tip;
-// `crinkle` roughens the edge with noise
-function lobe(cx, cy, angle, length, width, crinkle) {
-  const ux = cos(angle);
-  const uy = sin(angle);
-  brush.beginShape(CURVE);
-  for (let i = 0; i < 14; i++) {
-    const t = (TWO_PI * i) / 14;
-    const edge = 1 + crinkle * (noise(cx * 0.01 + angle * 1.7, i * 0.6) - 0.5);
-    const along = length * 0.5 * (1 + cos(t)) * edge;
-    const across = width * 0.5 * sin(t) * (0.5 + 0.25 * (1 + cos(t))) * edge;
-    brush.vertex(cx + ux * along - uy * across, cy + uy * along + ux * across);
-  }
-  brush.endShape(true);
-}
-""",
-    "band": """\
-// a slender band from (x1, y1) to (x2, y2), bowed sideways by `bend`: stems and branches
-function band(x1, y1, x2, y2, width, bend) {
-  const len = dist(x1, y1, x2, y2);
-  const nx = -(y2 - y1) / len;
-  const ny = (x2 - x1) / len;
-  const mx = (x1 + x2) / 2 + nx * bend;
-  const my = (y1 + y2) / 2 + ny * bend;
-  brush.beginShape(CURVE);
-  brush.vertex(x1 + (nx * width) / 2, y1 + (ny * width) / 2);
-  brush.vertex(mx + nx * width * 0.4, my + ny * width * 0.4);
-  brush.vertex(x2 + nx * width * 0.25, y2 + ny * width * 0.25);
-  brush.vertex(x2 - nx * width * 0.25, y2 - ny * width * 0.25);
-  brush.vertex(mx - nx * width * 0.4, my - ny * width * 0.4);
-  brush.vertex(x1 - (nx * width) / 2, y1 - (ny * width) / 2);
-  brush.endShape(true);
-}
-""",
-    "dots": """\
-// small dots packed on a golden-angle spiral: pollen, stamens, seeds
-function dots(cx, cy, radius, count, size) {
-  for (let i = 0; i < count; i++) {
-    const a = i * 2.39996;
-    const r = radius * sqrt((i + 0.5) / count);
-    brush.circle(cx + cos(a) * r, cy + sin(a) * r, size, WOBBLE);
-  }
-}
-""",
-    "ring": """\
-// dots spaced evenly on a ring
-function ring(cx, cy, radius, count, size) {
-  for (let i = 0; i < count; i++) {
-    const a = (TWO_PI * i) / count;
-    brush.circle(cx + cos(a) * radius, cy + sin(a) * radius, size, WOBBLE);
-  }
-}
-""",
-    "leaf": """\
-// a leaf in two washes: a wide pale one, then a narrower deeper one down the middle
-function leaf(x, y, angle, length, width) {
-  wash(LEAVES[1], 170, BLEED);
-  almond(x, y, angle, length, width);
-  wash(LEAVES[0], 180, BLEED * 0.5);
-  almond(x, y, angle + 0.03, length * 0.85, width * 0.5);
-}
-""",
-    "bud": """\
-// a closed bud: a pointed teardrop of petal colour cupped by two green sepals
-function bud(x, y, angle, s) {
-  wash(PETALS[0], OPACITY, BLEED);
-  almond(x, y, angle, 80 * s, 50 * s);
-  wash(PETALS[PETALS.length - 1], OPACITY, BLEED * 0.5);
-  almond(x, y, angle + 0.08, 60 * s, 28 * s);
-  wash(LEAVES[0], 190, BLEED * 0.4);
-  almond(x, y, angle - 0.4, 42 * s, 18 * s);
-  almond(x, y, angle + 0.4, 42 * s, 18 * s);
-}
-""",
-    "pad": """\
-// a floating leaf: a flattened disc with a notch cut toward its centre
-function pad(cx, cy, radius, notch) {
-  brush.beginShape(CURVE);
-  brush.vertex(cx, cy);
-  for (let i = 0; i <= 12; i++) {
-    const a = notch + 0.25 + ((TWO_PI - 0.5) * i) / 12;
-    brush.vertex(cx + cos(a) * radius, cy + sin(a) * radius * 0.45);
-  }
-  brush.endShape(true);
-}
-""",
-    "fan": """\
-// a broad hibiscus petal: a narrow claw at the throat fanning out to a ruffled rounded rim
-function fan(cx, cy, angle, length, spread) {
-  const claw = length * 0.3;
-  brush.beginShape(CURVE);
-  brush.vertex(cx, cy);
-  brush.vertex(cx + cos(angle - spread * 0.8) * claw, cy + sin(angle - spread * 0.8) * claw);
-  for (let i = 0; i <= 8; i++) {
-    const a = angle - spread + (spread * 2 * i) / 8;
-    const ruffle = 1 + RUFFLE * (noise(cx * 0.01 + angle * 2, i * 0.8) - 0.5);
-    const r = length * (0.8 + 0.2 * sin((PI * i) / 8)) * ruffle;
-    brush.vertex(cx + cos(a) * r, cy + sin(a) * r);
-  }
-  brush.vertex(cx + cos(angle + spread * 0.8) * claw, cy + sin(angle + spread * 0.8) * claw);
-  brush.endShape(true);
-}
-""",
-    "cup": """\
-// a cupped rose petal: a crescent hugging the centre at `radius`, `span` radians wide
-function cup(cx, cy, angle, radius, span, depth) {
-  brush.beginShape(CURVE);
-  for (let i = 0; i <= 6; i++) {
-    const a = angle - span / 2 + (span * i) / 6;
-    const r = radius * (1 + 0.08 * sin((PI * i) / 6));
-    brush.vertex(cx + cos(a) * r, cy + sin(a) * r);
-  }
-  for (let i = 5; i >= 1; i--) {
-    const a = angle - span / 2 + (span * i) / 6;
-    const r = radius * (1 - depth * sin((PI * i) / 6));
-    brush.vertex(cx + cos(a) * r, cy + sin(a) * r);
-  }
-  brush.endShape(true);
-}
-""",
-    "upright": """\
-// an upright petal from the base (bx, by) to a soft point; `lean` tips it sideways
-function upright(bx, by, lean, height, width) {
-  brush.beginShape(CURVE);
-  brush.vertex(bx - width * 0.12, by);
-  brush.vertex(bx - width * 0.5 + lean * 0.3, by - height * 0.35);
-  brush.vertex(bx - width * 0.38 + lean * 0.8, by - height * 0.8);
-  brush.vertex(bx + lean, by - height);
-  brush.vertex(bx + width * 0.38 + lean * 0.8, by - height * 0.8);
-  brush.vertex(bx + width * 0.5 + lean * 0.3, by - height * 0.35);
-  brush.vertex(bx + width * 0.12, by);
-  brush.endShape(true);
-}
-""",
-}
-_HELPER_ORDER = ("wash", "stemWash", "almond", "lobe", "fan", "cup", "upright", "band", "pad", "dots",
-                 "ring", "leaf", "bud")
+# Flower families: what one bloom is made of. The JS of the helpers and of each family's
+# bloom function is in js/helpers.js and js/blooms.js.
 
 
 @dataclass(frozen=True)
 class _Family:
     name: str
     helpers: frozenset[str]
-    function: str  # the JS function that paints one bloom
-    call: str  # its name
+    call: str  # the JS function that paints one bloom
     blurb: str  # what one bloom is made of, for the header comment
+    section: str  # its section of js/blooms.js
+
+    @property
+    def function(self) -> str:
+        return js.fill("blooms.js", self.section, call=self.call)
 
 
 _FAMILIES: dict[str, _Family] = {}
 
 
-def _family(name: str, helpers: str, call: str, blurb: str, function: str) -> None:
-    _FAMILIES[name] = _Family(name, frozenset(helpers.split()), function, call, blurb)
+def _family(name: str, helpers: str, call: str, blurb: str, section: str) -> None:
+    _FAMILIES[name] = _Family(name, frozenset(helpers.split()), call, blurb, section)
 
 
 _family("hibiscus", "wash fan band dots ring", "hibiscus",
-        "five broad ruffled petals, a dark throat and a long stamen column tipped with pollen",
-        """\
-// one hibiscus on (cx, cy): `s` scales it and `turn` rotates it
-function hibiscus(cx, cy, s, turn) {
-  // broad overlapping petals, each glazed once per colour, shrinking toward the throat
-  for (let i = 0; i < PETAL_COUNT; i++) {
-    const angle = turn + (TWO_PI * i) / PETAL_COUNT + random(-0.08, 0.08);
-    for (let k = 0; k < PETALS.length; k++) {
-      wash(PETALS[k], OPACITY, BLEED / (k + 1));
-      fan(cx, cy, angle + k * 0.04, PETAL_LENGTH * s * (1 - k * 0.12), SPREAD * (1 - k * 0.08));
-    }
-  }
-  // the throat: a dark heart and a star bleeding into every petal, built up in two washes
-  for (let k = 0; k < 2; k++) {
-    const reach = PETAL_LENGTH * s * THROAT * (1 - k * 0.3);
-    wash(CENTRE, 180, BLEED * (0.8 - k * 0.4));
-    brush.circle(cx, cy, reach * 0.45, WOBBLE);
-    for (let i = 0; i < PETAL_COUNT; i++) {
-      fan(cx, cy, turn + (TWO_PI * i) / PETAL_COUNT, reach, SPREAD * 0.7);
-    }
-  }
-  // the stamen column, pollen near its tip and the stigma dots at the very end
-  const tipX = cx + cos(COLUMN_ANGLE) * COLUMN_LENGTH * s;
-  const tipY = cy + sin(COLUMN_ANGLE) * COLUMN_LENGTH * s;
-  for (let k = 0; k < 2; k++) {
-    stemWash(COLUMN, 220);
-    band(cx, cy, tipX, tipY, (12 - k * 4) * s, 6 * s);
-  }
-  wash(DOTS, 245, BLEED * 0.15);
-  dots(tipX - cos(COLUMN_ANGLE) * 20 * s, tipY - sin(COLUMN_ANGLE) * 20 * s, 26 * s, 18, 5.5 * s);
-  wash(CENTRE, 235, BLEED * 0.15);
-  ring(tipX, tipY, 8 * s, 5, 4.5 * s);
-}
-""")
-
+        "five broad ruffled petals, a dark throat and a long stamen column tipped with pollen", "hibiscus")
 _family("rose", "wash lobe cup", "rose",
-        "rounded guard petals round a tightening spiral of cupped petals",
-        """\
-// one rose on (cx, cy): guard petals, then a spiral of cupped petals closing inward
-function rose(cx, cy, s, turn) {
-  for (let i = 0; i < GUARDS; i++) {
-    const angle = turn + (TWO_PI * i) / GUARDS;
-    for (let k = 0; k < PETALS.length; k++) {
-      wash(PETALS[k], OPACITY, BLEED / (k + 1));
-      lobe(cx, cy, angle + k * 0.05, BLOOM_SIZE * s * (1 - k * 0.12), BLOOM_SIZE * s, 0.25);
-    }
-  }
-  // each cupped petal smaller and deeper than the last, turned by the golden angle
-  for (let j = 0; j < SPIRAL; j++) {
-    const t = j / SPIRAL;
-    const k = min(floor(t * PETALS.length), PETALS.length - 1);
-    wash(PETALS[k], OPACITY, BLEED * (0.8 - t * 0.5));
-    cup(cx, cy, turn + j * 2.4, BLOOM_SIZE * s * (0.78 - 0.62 * t), 2.3 - t * 0.7, 0.45);
-  }
-  // the dark heart, two washes deep
-  for (let k = 0; k < 2; k++) {
-    wash(CENTRE, 210, BLEED * 0.3);
-    brush.circle(cx, cy, BLOOM_SIZE * s * (0.12 - k * 0.04), WOBBLE);
-  }
-}
-""")
-
-_CAMELLIA_FUNCTION = """\
-// one {call} on (cx, cy): rings of rounded petals, each ring shorter, then the stamens
-function {call}(cx, cy, s, turn) {{
-  for (let r = 0; r < RINGS; r++) {{
-    const count = PETAL_COUNT - r;
-    const length = PETAL_LENGTH * s * (1 - r * 0.24);
-    for (let i = 0; i < count; i++) {{
-      const angle = turn + (TWO_PI * (i + r * 0.5)) / count + random(-0.1, 0.1);
-      for (let k = 0; k < PETALS.length; k++) {{
-        wash(PETALS[k], OPACITY, BLEED / (k + 1));
-        lobe(cx, cy, angle + k * 0.05, length * (1 - k * 0.12), length * WIDTH, CRINKLE);
-      }}
-    }}
-  }}
-  // a tuft of stamens in the middle
-  wash(CENTRE, 210, BLEED * 0.3);
-  dots(cx, cy, 22 * s, 18, 5 * s);
-  wash(DOTS, 225, BLEED * 0.15);
-  ring(cx, cy, 26 * s, 9, 3 * s);
-}}
-"""
+        "rounded guard petals round a tightening spiral of cupped petals", "rose")
 _family("camellia", "wash lobe dots ring", "camellia",
-        "rings of rounded petals opening flat round a tuft of golden stamens",
-        _CAMELLIA_FUNCTION.format(call="camellia"))
+        "rings of rounded petals opening flat round a tuft of golden stamens", "camellia")
 _family("peony", "wash lobe dots ring", "peony",
-        "ruffled rings of crinkled petals, denser toward a warm centre",
-        _CAMELLIA_FUNCTION.format(call="peony"))
-
-_POPPY_FUNCTION = """\
-// one {call} on (cx, cy): broad crinkled petals round a dark centre
-function {call}(cx, cy, s, turn) {{
-  for (let i = 0; i < PETAL_COUNT; i++) {{
-    const angle = turn + (TWO_PI * i) / PETAL_COUNT + random(-0.12, 0.12);
-    for (let k = 0; k < PETALS.length; k++) {{
-      wash(PETALS[k], OPACITY, BLEED / (k + 1));
-      lobe(cx, cy, angle + k * 0.06, PETAL_LENGTH * s * (1 - k * 0.12),
-        PETAL_LENGTH * s * WIDTH, CRINKLE);
-    }}
-  }}
-  // the dark blotch built up in three washes, then a ring of stamens and the seed head
-  for (let k = 0; k < 3; k++) {{
-    wash(CENTRE, 220, (BLEED * 0.5) / (k + 1));
-    brush.circle(cx, cy, HEART * s * (1 - k * 0.2), WOBBLE);
-  }}
-  wash(DOTS, 240, BLEED * 0.15);
-  ring(cx, cy, HEART * s * 1.2, 14, 4.5 * s);
-  wash(POD, 210, BLEED * 0.2);
-  brush.circle(cx, cy, HEART * s * 0.45, WOBBLE);
-}}
-"""
+        "ruffled rings of crinkled petals, denser toward a warm centre", "camellia")
 _family("poppy", "wash lobe ring", "poppy",
-        "broad crinkled petals round a dark blotch, a ring of stamens and a seed head",
-        _POPPY_FUNCTION.format(call="poppy"))
+        "broad crinkled petals round a dark blotch, a ring of stamens and a seed head", "poppy")
 _family("anemone", "wash lobe ring", "anemone",
-        "rounded petals round an ink-dark centre ringed with stamens",
-        _POPPY_FUNCTION.format(call="anemone"))
-
-_RAYS_FUNCTION = """\
-// one {call} on (cx, cy): two rows of ray petals round a seeded disc
-function {call}(cx, cy, s, turn) {{
-  for (let row = 0; row < 2; row++) {{
-    for (let i = 0; i < RAYS; i++) {{
-      const angle = turn + (TWO_PI * (i + row * 0.5)) / RAYS + random(-0.05, 0.05);
-      const foot = DISC * s * 0.75;
-      wash(PETALS[(i + row) % PETALS.length], OPACITY, BLEED);
-      almond(cx + cos(angle) * foot, cy + sin(angle) * foot, angle,
-        RAY_LENGTH * s * random(0.85, 1.05) * (1 - row * 0.12), RAY_WIDTH * s);
-    }}
-  }}
-  // the disc built up in two washes, then its seeds on a golden-angle spiral
-  for (let k = 0; k < 2; k++) {{
-    wash(CENTRE, 215, (BLEED * 0.5) / (k + 1));
-    brush.circle(cx, cy, DISC * s * (1 - k * 0.25), WOBBLE);
-  }}
-  wash(DOTS, 240, BLEED * 0.15);
-  dots(cx, cy, DISC * s * 0.8, SEEDS, 3.5 * s);
-}}
-"""
+        "rounded petals round an ink-dark centre ringed with stamens", "poppy")
 _family("sunflower", "wash almond dots", "sunflower",
-        "two rows of pointed golden rays round a large seeded disc",
-        _RAYS_FUNCTION.format(call="sunflower"))
+        "two rows of pointed golden rays round a large seeded disc", "rays")
 _family("daisy", "wash almond dots", "daisy",
-        "many thin white rays round a small golden disc",
-        _RAYS_FUNCTION.format(call="daisy"))
-
+        "many thin white rays round a small golden disc", "rays")
 _family("water-lily", "wash almond dots", "waterLily",
-        "two rings of pointed petals seen at a slant, a golden centre",
-        """\
-// one water lily on (cx, cy), seen at a slant: TILT squashes the far and near petals
-function waterLily(cx, cy, s, turn) {
-  for (let r = 0; r < 2; r++) {
-    for (let i = 0; i < PETAL_COUNT; i++) {
-      const a = turn + (TWO_PI * (i + r * 0.5)) / PETAL_COUNT;
-      const dx = cos(a);
-      const dy = sin(a) * TILT;
-      const length = PETAL_LENGTH * s * (1 - r * 0.3) * sqrt(dx * dx + dy * dy);
-      wash(PETALS[(i + r) % PETALS.length], OPACITY, BLEED);
-      almond(cx, cy, atan2(dy, dx), length, PETAL_WIDTH * s * (1 - r * 0.2));
-    }
-  }
-  // the golden heart
-  wash(CENTRE, 215, BLEED * 0.4);
-  brush.circle(cx, cy, 16 * s, WOBBLE);
-  wash(DOTS, 225, BLEED * 0.15);
-  dots(cx, cy - 4 * s, 20 * s, 14, 3 * s);
-}
-""")
-
+        "two rings of pointed petals seen at a slant, a golden centre", "water-lily")
 _family("tulip", "wash upright", "tulip",
-        "a cup of upright petals, the back ones peeping between the front ones",
-        """\
-// one tulip whose cup sits on (x, y): back petals first, then the front ones
-function tulip(x, y, s, lean) {
-  const h = CUP_HEIGHT * s;
-  const w = CUP_WIDTH * s;
-  for (let i = 0; i < BACK; i++) {
-    const dx = (i - (BACK - 1) / 2) * w * 0.4;
-    for (let k = 0; k < PETALS.length; k++) {
-      wash(PETALS[k], OPACITY, BLEED / (k + 1));
-      upright(x + dx, y, lean + dx * 0.4, h * (1 - k * 0.15), w * 0.6);
-    }
-  }
-  // front petals overlap in the middle; the deepest wash stays low in the cup
-  for (let i = 0; i < FRONT; i++) {
-    const dx = (i - (FRONT - 1) / 2) * w * 0.32;
-    for (let k = 0; k < PETALS.length; k++) {
-      wash(PETALS[k], OPACITY, BLEED / (k + 1));
-      upright(x + dx, y + 6 * s, lean + dx * 0.2, h * 0.9 * (1 - k * 0.18), w * 0.62);
-    }
-  }
-  // a shadow where the cup meets the stem
-  wash(CENTRE, 170, BLEED * 0.5);
-  upright(x, y + 8 * s, lean * 0.2, h * 0.22, w * 0.5);
-}
-""")
-
+        "a cup of upright petals, the back ones peeping between the front ones", "tulip")
 _family("magnolia", "wash upright", "magnolia",
-        "long tepals opening like a goblet, flushed purple at the base",
-        """\
-// one magnolia whose goblet sits on (x, y): tepals fan out from the base
-function magnolia(x, y, s, lean) {
-  for (let i = 0; i < TEPALS; i++) {
-    const side = (i - (TEPALS - 1) / 2) / TEPALS;
-    for (let k = 0; k < PETALS.length; k++) {
-      wash(PETALS[k], OPACITY, BLEED / (k + 1));
-      upright(x + side * 40 * s, y, lean + side * OPEN * s,
-        TEPAL_HEIGHT * s * (1 - k * 0.2), TEPAL_WIDTH * s);
-    }
-  }
-  // the flush of colour at the base of the goblet
-  wash(CENTRE, 165, BLEED * 0.6);
-  upright(x, y + 4 * s, lean * 0.1, TEPAL_HEIGHT * s * 0.3, TEPAL_WIDTH * s * 1.2);
-}
-""")
-
+        "long tepals opening like a goblet, flushed purple at the base", "magnolia")
 _family("iris", "wash lobe almond", "iris",
-        "three standards standing up, three falls drooping down, each fall with a golden beard",
-        """\
-// one iris on (cx, cy): standards up behind, falls hanging down in front
-function iris(cx, cy, s, lean) {
-  for (let i = -1; i <= 1; i++) {
-    const angle = -HALF_PI + i * 0.55 + lean * 0.004;
-    for (let k = 0; k < PETALS.length; k++) {
-      wash(PETALS[k], OPACITY, BLEED / (k + 1));
-      lobe(cx, cy, angle, STANDARD * s * (1 - k * 0.12), STANDARD * s * 0.55, 0.3);
-    }
-  }
-  // the falls: the two side ones first, the front one last
-  const falls = [HALF_PI - 1.05, HALF_PI + 1.05, HALF_PI];
-  for (const angle of falls) {
-    for (let k = 0; k < PETALS.length; k++) {
-      wash(PETALS[PETALS.length - 1 - k], OPACITY, BLEED / (k + 1));
-      lobe(cx, cy + 8 * s, angle, FALL * s * (1 - k * 0.1), FALL * s * 0.72, 0.35);
-    }
-    // the beard
-    wash(CENTRE, 215, BLEED * 0.2);
-    almond(cx, cy + 8 * s, angle, FALL * s * 0.45, 12 * s);
-  }
-}
-""")
-
+        "three standards standing up, three falls drooping down, each fall with a golden beard", "iris")
 _family("lotus", "wash almond dots", "lotus",
-        "pointed petals rising in two rows from the water, a golden seed head inside",
-        """\
-// one lotus rising from (x, y): a wide back row, then a tighter front row
-function lotus(x, y, s, lean) {
-  for (let i = 0; i < BACK; i++) {
-    const angle = -HALF_PI + (i - (BACK - 1) / 2) * 0.42 + lean * 0.003;
-    for (let k = 0; k < PETALS.length; k++) {
-      wash(PETALS[k], OPACITY, BLEED / (k + 1));
-      almond(x, y, angle, PETAL_LENGTH * s * (1 - k * 0.14), PETAL_WIDTH * s);
-    }
-  }
-  // the seed head peeks out between the rows
-  wash(CENTRE, 210, BLEED * 0.3);
-  dots(x, y - PETAL_LENGTH * s * 0.35, 16 * s, 10, 4 * s);
-  for (let i = 0; i < FRONT; i++) {
-    const angle = -HALF_PI + (i - (FRONT - 1) / 2) * 0.55 + lean * 0.003;
-    for (let k = 0; k < PETALS.length; k++) {
-      wash(PETALS[max(k - 1, 0)], OPACITY, BLEED / (k + 1));
-      almond(x, y + 12 * s, angle, PETAL_LENGTH * s * 0.82 * (1 - k * 0.14), PETAL_WIDTH * s * 1.1);
-    }
-  }
-}
-""")
-
+        "pointed petals rising in two rows from the water, a golden seed head inside", "lotus")
 _family("cherry", "wash lobe almond band ring", "blossom",
-        "five notched petals round a pink eye, strung along a dark branch",
-        """\
-// one blossom on (cx, cy): five small petals round a pink eye with stamens
-function blossom(cx, cy, s, turn) {
-  for (let i = 0; i < 5; i++) {
-    const angle = turn + (TWO_PI * i) / 5;
-    for (let k = 0; k < PETALS.length; k++) {
-      wash(PETALS[k], OPACITY, BLEED / (k + 1));
-      lobe(cx, cy, angle, BLOSSOM * s * (1 - k * 0.15), BLOSSOM * s * 0.9, 0.5);
-    }
-  }
-  wash(CENTRE, 190, BLEED * 0.3);
-  brush.circle(cx, cy, BLOSSOM * s * 0.18, WOBBLE);
-  wash(DOTS, 225, BLEED * 0.1);
-  ring(cx, cy, BLOSSOM * s * 0.4, 7, 2 * s);
-}
-""")
+        "five notched petals round a pink eye, strung along a dark branch", "blossom")
 
 # ---------------------------------------------------------------------------------------
 # Sketch record
@@ -1335,9 +903,9 @@ def _write_full(rng: random.Random, plan: _Plan, *, overfill: bool = False) -> s
         w.add("// washes for the whole sheet")
         w.add(f"const COVER = {_js_list(cover[:5])};")
         w.add("")
-    for name in _HELPER_ORDER:
+    for name in js.sections("helpers.js"):  # in the file's order
         if name in helpers:
-            w.block(_HELPERS[name])
+            w.block(js.fill("helpers.js", name))
             w.add("")
     w.block(fam.function)
     w.add("")
