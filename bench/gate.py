@@ -5,11 +5,8 @@
 from __future__ import annotations
 
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from paintapp.env.seedgen import generate_pool  # noqa: E402
 from paintapp.env.sketch import gate_source  # noqa: E402

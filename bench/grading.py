@@ -56,7 +56,7 @@ def main() -> None:
             )
             per_grade.append(time.perf_counter() - t0)
         page.wait_for_function(
-            f"document.querySelectorAll('#recent li').length > 0 && "
+            "document.querySelectorAll('#recent li').length > 0 && "
             "[...document.querySelectorAll('#recent li')].every(li => li.dataset.status === 'saved')",
             timeout=30_000,
         )

@@ -26,7 +26,6 @@ import psutil  # installed with accelerate
 from tqdm import tqdm
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from paintapp.env.renderer import Renderer, RendererConfig  # noqa: E402
 from paintapp.env.seedgen import generate_pool  # noqa: E402

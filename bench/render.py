@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from paintapp.env import renderer as rmod  # noqa: E402
 from paintapp.env.renderer import Renderer, RendererConfig  # noqa: E402

@@ -27,7 +27,6 @@ from pathlib import Path
 from statistics import fmean
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from paintapp.env.image import paint_fraction  # noqa: E402
 from paintapp.env.seedgen import WEAK_STYLES, SeedSketch, generate_pool  # noqa: E402

@@ -15,12 +15,10 @@ import argparse
 import os
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 BENCH_DB = "paintapp_bench"
 
 
