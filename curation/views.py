@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from curation import selectors, services, transfer
+from curation import exporting, importing, selectors, services
 from curation.models import Pool, Provenance, Reference, Tier
 from curation.selectors import ReferenceFilter
 from curation.thumbs import THUMB_SIZES, thumbnail
@@ -320,7 +320,7 @@ def upload(request):
         elif total > MAX_UPLOAD_BYTES:
             error = f"That is {total / 2**20:.0f} MB; upload at most {MAX_UPLOAD_BYTES // 2**20} MB at a time, or use manage.py import_refs."
         else:
-            report = transfer.import_uploads(
+            report = importing.import_uploads(
                 [(f.name, f.read()) for f in files],
                 curator=request.user,
                 subject=request.POST.get("subject", "").strip()[:120],
@@ -341,6 +341,6 @@ def pool_export(request, name: str, version: int):
 
     pool = get_object_or_404(Pool, name=name, version=version)
     spool = tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024)
-    transfer.write_pool_zip(pool, spool)
+    exporting.write_pool_zip(pool, spool)
     spool.seek(0)
     return FileResponse(spool, as_attachment=True, filename=f"{pool.name}-v{pool.version}.zip", content_type="application/zip")

@@ -15,15 +15,10 @@ from PIL import Image
 
 from curation.models import Grade, GradeEvent, Pool, Reference
 from curation.selectors import pool_balance
-from curation.services import CurationError, grade_set, pool_freeze, reference_create
-from curation.transfer import (
-    ImportLimits,
-    export_pool,
-    export_pool_zip,
-    import_path,
-    import_uploads,
-    pool_restore,
-)
+from curation.archive import ImportLimits
+from curation.exporting import export_pool, export_pool_zip
+from curation.importing import import_path, import_uploads
+from curation.services import CurationError, grade_set, pool_freeze, pool_restore, reference_create
 from tests.curation.factories import png_bytes
 
 pytestmark = pytest.mark.django_db

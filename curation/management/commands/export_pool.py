@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from curation.models import Pool
 from curation.selectors import pool_get
 from curation.services import CurationError
-from curation.transfer import export_pool, write_pool_zip
+from curation.exporting import export_pool, write_pool_zip
 from paintapp.progress import progress_bar
 
 USAGE_ERROR = 2
