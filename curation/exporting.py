@@ -1,12 +1,16 @@
-"""Export a frozen pool as a Hugging Face dataset: a folder or a zip of it.
+"""Export a frozen pool as a Hugging Face dataset: a folder, or a zip of one.
 
-The export is a Hugging Face `imagefolder` (metadata.jsonl + images/<sha256>.png), the same
-rows with the PNG bytes as pool.parquet, and pool.json, which describes the pool so that
-importing the export (curation.importing) restores it.
+    images/<sha256>.png   every member's normalised PNG
+    metadata.jsonl        one row per member: a Hugging Face `imagefolder`
+    pool.parquet          the same rows with the PNG bytes as an `image` column
+    pool.json             the pool's settings, read back by curation.importing to restore it
+    README.md             dataset card (its config points `load_dataset` at pool.parquet)
+
+The columns are declared once, as `datasets.Features`, and the parquet is written through
+`datasets`; the card is a huggingface_hub DatasetCard.
 """
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import tempfile
@@ -16,21 +20,39 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from datasets import Features, Image, Value
+from datasets.arrow_writer import ParquetWriter
 from django.core.files.storage import default_storage
 from django.utils import timezone
+from huggingface_hub import DatasetCard
 
 from curation.archive import EXPORT_FORMAT, EXPORT_FORMAT_VERSION, METADATA_FILE, PARQUET_FILE, POOL_FILE
 from curation.models import Pool
 from curation.services import CurationError
+from paintapp.dataset_card import dataset_card
 from paintapp.storage import sha256_hex
 
 Progress = Callable[[int, int, str], None]
 
-EXPORT_COLUMNS = (
-    "file_name", "sha256", "tier", "split", "subject", "source", "seed", "provenance", "original_name",
+CARD_FILE = "README.md"
+CARD_TEMPLATE = Path(__file__).with_name("export_card.md.jinja")
+BATCH_ROWS = 32  # one parquet row group: at most this many images in memory at once
+
+# (column, feature, what it holds): the one declaration of the export's columns.
+COLUMNS = (
+    ("file_name", Value("string"), "the image in the folder: `images/<sha256>.png`"),
+    ("sha256", Value("string"), "sha256 of the normalised PNG (sRGB, alpha flattened on white)"),
+    ("tier", Value("string"), "the curator's grade, copied when the pool was frozen: love, okay or reject"),
+    ("split", Value("string"), "`train` (the reward's references) or `eval` (held out)"),
+    ("subject", Value("string"), "what the painting shows"),
+    ("source", Value("string"), "the p5.brush sketch that painted it, when known"),
+    ("seed", Value("int64"), "the render seed of the sketch, when known"),
+    ("provenance", Value("string"), "where it came from: seed-generator, upload, import or rollout"),
+    ("original_name", Value("string"), "the file name it was first imported under"),
+    ("image", Image(), "the PNG itself (pool.parquet only; the folder has it under file_name)"),
 )
+POOL_FEATURES = Features({name: feature for name, feature, _ in COLUMNS})
+METADATA_COLUMNS = tuple(name for name in POOL_FEATURES if name != "image")
 
 
 def export_rows(pool: Pool) -> list[dict]:
@@ -58,19 +80,8 @@ def pool_document(pool: Pool, rows: list[dict]) -> dict:
         "member_count": len(rows),
         "by_tier": dict(sorted(Counter(row["tier"] for row in rows).items())),
         "by_split": dict(sorted(Counter(row["split"] for row in rows).items())),
-        "files": {"metadata": METADATA_FILE, "parquet": PARQUET_FILE, "images": "images/"},
+        "files": {"metadata": METADATA_FILE, "parquet": PARQUET_FILE, "images": "images/", "card": CARD_FILE},
     }
-
-
-def _parquet_schema() -> pa.Schema:
-    features = {column: {"dtype": "string", "_type": "Value"} for column in EXPORT_COLUMNS}
-    features["seed"] = {"dtype": "int64", "_type": "Value"}
-    features["image"] = {"_type": "Image"}
-    fields = [pa.field(column, pa.int64() if column == "seed" else pa.string()) for column in EXPORT_COLUMNS]
-    # Hugging Face's own Image encoding (PNG bytes + path); the `huggingface` schema key lets
-    # `datasets` hand back decoded images.
-    fields.append(pa.field("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])))
-    return pa.schema(fields, metadata={"huggingface": json.dumps({"info": {"features": features}})})
 
 
 def _stored_png(row: dict) -> bytes:
@@ -88,28 +99,32 @@ def _stored_png(row: dict) -> bytes:
     return png
 
 
+def _card(pool: Pool, document: dict) -> DatasetCard:
+    return dataset_card(
+        template=CARD_TEMPLATE, pretty_name=f"{pool.label} watercolour reference pool",
+        rows=document["member_count"], data_files=PARQUET_FILE,
+        tags=("watercolour", "p5.js", "reward-model", "preference"), task_categories=("image-classification",),
+        pool=pool, document=document, columns=[(name, description) for name, _, description in COLUMNS],
+        files=document["files"],
+    )
+
+
 def _write_export(pool: Pool, add_bytes: Callable[[str, bytes], None], parquet_path: Path,
                   progress: Progress | None) -> dict:
     rows = export_rows(pool)
-    schema = _parquet_schema()
-    batch: list[dict] = []
-    with pq.ParquetWriter(parquet_path, schema, compression="zstd") as writer:
+    with ParquetWriter(features=POOL_FEATURES, path=str(parquet_path), writer_batch_size=BATCH_ROWS) as writer:
         for done, row in enumerate(rows, start=1):
             png = _stored_png(row)
             add_bytes(row["file_name"], png)
-            image = {"bytes": png, "path": row["file_name"]}
-            batch.append({**{c: row[c] for c in EXPORT_COLUMNS}, "image": image})
-            if len(batch) == 32:  # keep memory to a few dozen images whatever the pool size
-                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-                batch = []
+            writer.write({**{c: row[c] for c in METADATA_COLUMNS}, "image": {"bytes": png, "path": row["file_name"]}})
             if progress:
                 progress(done, len(rows), row["file_name"])
-        if batch or not rows:
-            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-    lines = [json.dumps({c: row[c] for c in EXPORT_COLUMNS}, ensure_ascii=False) for row in rows]
+        writer.finalize()
+    lines = [json.dumps({c: row[c] for c in METADATA_COLUMNS}, ensure_ascii=False) for row in rows]
     add_bytes(METADATA_FILE, ("\n".join(lines) + "\n").encode())
     document = pool_document(pool, rows)
     add_bytes(POOL_FILE, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
+    add_bytes(CARD_FILE, str(_card(pool, document)).encode())
     return document
 
 
@@ -153,8 +168,6 @@ def write_pool_zip(pool: Pool, fileobj: BinaryIO, *, progress: Progress | None =
     return document
 
 
-def export_pool_zip(pool: Pool, *, progress: Progress | None = None) -> bytes:
-    """The export as zip bytes, for the download button."""
-    buffer = io.BytesIO()
-    write_pool_zip(pool, buffer, progress=progress)
-    return buffer.getvalue()
+def pool_zip_name(pool: Pool) -> str:
+    """File name of the pool's export zip: `<name>-v<version>.zip`."""
+    return f"{pool.name}-v{pool.version}.zip"

@@ -146,11 +146,15 @@ def gallery(request, run_id: int):
 @require_GET
 def run_export(request, run_id: int):
     """The run's rollouts as a Hugging Face dataset folder (parquet) plus steps.csv, zipped."""
-    from training.export import export_zip_name, open_export_zip
+    import tempfile
+
+    from training.export import export_zip_name, write_run_zip
 
     run = get_object_or_404(Run, pk=run_id)
-    return FileResponse(open_export_zip(run=run), as_attachment=True, filename=export_zip_name(run),
-                        content_type="application/zip")
+    spool = tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024)
+    write_run_zip(run=run, fileobj=spool)
+    spool.seek(0)
+    return FileResponse(spool, as_attachment=True, filename=export_zip_name(run), content_type="application/zip")
 
 
 @require_GET
