@@ -27,9 +27,10 @@ from django.utils import timezone
 from huggingface_hub import DatasetCard
 
 from curation.archive import EXPORT_FORMAT, EXPORT_FORMAT_VERSION, METADATA_FILE, PARQUET_FILE, POOL_FILE
-from curation.models import Pool
+from curation.models import Pool, PoolExport
 from curation.services import CurationError
 from paintapp.dataset_card import dataset_card
+from paintapp.exports import export_build
 from paintapp.storage import sha256_hex
 
 Progress = Callable[[int, int, str], None]
@@ -103,7 +104,8 @@ def _card(pool: Pool, document: dict) -> DatasetCard:
     return dataset_card(
         template=CARD_TEMPLATE, pretty_name=f"{pool.label} watercolour reference pool",
         rows=document["member_count"], data_files=PARQUET_FILE,
-        tags=("watercolour", "p5.js", "reward-model", "preference"), task_categories=("image-classification",),
+        tags=("watercolour", "p5.js", "reward-model", "preference"),
+        task_categories=("image-classification",),
         pool=pool, document=document, columns=[(name, description) for name, _, description in COLUMNS],
         files=document["files"],
     )
@@ -112,11 +114,13 @@ def _card(pool: Pool, document: dict) -> DatasetCard:
 def _write_export(pool: Pool, add_bytes: Callable[[str, bytes], None], parquet_path: Path,
                   progress: Progress | None) -> dict:
     rows = export_rows(pool)
-    with ParquetWriter(features=POOL_FEATURES, path=str(parquet_path), writer_batch_size=BATCH_ROWS) as writer:
+    parquet = ParquetWriter(features=POOL_FEATURES, path=str(parquet_path), writer_batch_size=BATCH_ROWS)
+    with parquet as writer:
         for done, row in enumerate(rows, start=1):
             png = _stored_png(row)
             add_bytes(row["file_name"], png)
-            writer.write({**{c: row[c] for c in METADATA_COLUMNS}, "image": {"bytes": png, "path": row["file_name"]}})
+            image = {"bytes": png, "path": row["file_name"]}
+            writer.write({**{column: row[column] for column in METADATA_COLUMNS}, "image": image})
             if progress:
                 progress(done, len(rows), row["file_name"])
         writer.finalize()
@@ -171,3 +175,12 @@ def write_pool_zip(pool: Pool, fileobj: BinaryIO, *, progress: Progress | None =
 def pool_zip_name(pool: Pool) -> str:
     """File name of the pool's export zip: `<name>-v<version>.zip`."""
     return f"{pool.name}-v{pool.version}.zip"
+
+
+def pool_export_build(*, export: PoolExport) -> PoolExport:
+    """Build a requested export's zip (on a score worker) with progress, and store it."""
+    pool = export.pool
+    return export_build(
+        export, file_name=pool_zip_name(pool), expected=(CurationError,),
+        write=lambda fileobj, progress: write_pool_zip(pool, fileobj, progress=progress),
+    )

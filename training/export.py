@@ -45,7 +45,8 @@ from django.utils.text import slugify
 from huggingface_hub import DatasetCard
 
 from paintapp.dataset_card import dataset_card
-from training.models import Rollout, Run, Step
+from paintapp.exports import export_build
+from training.models import Rollout, Run, RunExport, Step
 from training.stats import Thirds, format_number, thirds_from_export
 
 Progress = Callable[[int, int, str], None]  # (rows done, rows in all, what was just written)
@@ -460,3 +461,12 @@ def write_run_zip(*, run: Run, fileobj: BinaryIO, progress: Progress | None = No
                 method = zipfile.ZIP_STORED if name.endswith(".parquet") else zipfile.ZIP_DEFLATED
                 archive.write(result.out_dir / name, f"{top}/{name}", compress_type=method)
     return result
+
+
+def run_export_build(*, export: RunExport) -> RunExport:
+    """Build a requested export's zip (on a score worker) with progress, and store it."""
+    run = export.run
+    return export_build(
+        export, file_name=export_zip_name(run), expected=(ExportError,),
+        write=lambda fileobj, progress: write_run_zip(run=run, fileobj=fileobj, progress=progress),
+    )

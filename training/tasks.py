@@ -1,7 +1,7 @@
 """Thin Celery tasks: they take plain values or ids and call services.
 
 Routing (paintapp/celery.py): run_training -> `train`, render_sketch -> `render`,
-score_painting -> `score`.
+score_painting and build_run_export -> `score`.
 """
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from celery import shared_task
 from celery.signals import worker_process_shutdown
 
 from training import services
+from training.models import RunExport
 
 
 @shared_task(name="training.tasks.render_sketch", acks_late=True)
@@ -40,6 +41,15 @@ def run_training(run_id: int, resume: bool = False) -> str:
     from training.trainer import train_run
 
     return train_run(run_id, resume=resume)
+
+
+@shared_task(name="training.tasks.build_run_export", acks_late=True)
+def build_run_export(export_id: int) -> dict:
+    """Build a requested run export's zip with progress (see paintapp.exports)."""
+    from training.export import run_export_build  # datasets is heavy: loaded by the task, not the module
+
+    export = run_export_build(export=RunExport.objects.select_related("run", "run__pool").get(id=export_id))
+    return {"export_id": export_id, "status": export.status, "size_bytes": export.size_bytes}
 
 
 @worker_process_shutdown.connect

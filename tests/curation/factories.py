@@ -7,7 +7,7 @@ import itertools
 from PIL import Image
 
 from curation.models import Reference
-from curation.services import reference_create
+from curation.services import grade_set, pool_freeze, reference_create
 
 _counter = itertools.count(1)
 
@@ -29,3 +29,11 @@ def make_reference(subject: str = "a peach hibiscus", provenance: str = "upload"
         png=png_bytes(), width=32, height=32, provenance=provenance, subject=subject, source=source, **kw
     )
     return reference
+
+
+def make_graded_pool(curator, name: str = "roses", count: int = 6):
+    """A frozen pool of `count` references graded love and okay in turn (distinct subjects)."""
+    for i in range(count):
+        tier = ("love", "okay")[i % 2]
+        grade_set(reference=make_reference(subject=f"a rose {i}"), curator=curator, tier=tier)
+    return pool_freeze(name=name, curator=curator)

@@ -9,8 +9,7 @@ import pytest
 from curation.exporting import export_pool
 from curation.importing import import_path
 from curation.models import Pool, TasteModel
-from curation.services import grade_set, pool_freeze
-from tests.curation.factories import make_reference
+from tests.curation.factories import make_graded_pool
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -28,11 +27,8 @@ def taste_model_of(pool: Pool, timeout: float = 90.0) -> TasteModel | None:
 def test_a_frozen_pool_and_the_pool_restored_from_its_export_both_get_a_taste_model(
     start_worker, curator, django_user_model, tmp_path
 ):
-    for i in range(12):
-        grade_set(reference=make_reference(subject=f"a rose {i}"), curator=curator, tier=("love", "okay")[i % 2])
     start_worker("score")
-
-    frozen = pool_freeze(name="roses", curator=curator, eval_share=0.25, seed=1)
+    frozen = make_graded_pool(curator, count=12)
     trained = taste_model_of(frozen)
     assert trained is not None and trained.train_pairs > 0
 
