@@ -179,4 +179,5 @@ class PoolExport(ExportJob):
 
     pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="exports")
 
+
 post_delete.connect(delete_export_file, sender=PoolExport)

@@ -176,4 +176,5 @@ class RunExport(ExportJob):
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="exports")
 
+
 post_delete.connect(delete_export_file, sender=RunExport)
