@@ -8,6 +8,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.signals import post_delete
+
+from paintapp.exports import ExportJob, delete_export_file
 
 
 class Tier(models.TextChoices):
@@ -165,3 +168,16 @@ class JudgeAudit(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+
+class PoolExport(ExportJob):
+    """A pool's export zip (curation.exporting), built on a score worker."""
+
+    owner_field = "pool"
+    task_name = "curation.tasks.build_pool_export"
+    reuse_ready = True  # a frozen pool never changes, so its built export stays true
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="exports")
+
+
+post_delete.connect(delete_export_file, sender=PoolExport)

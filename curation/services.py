@@ -1,16 +1,20 @@
 """Writes for curation: references, grades (with history), frozen pools."""
 from __future__ import annotations
 
+import logging
 import random
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.utils.text import slugify
 
 from curation.models import Grade, GradeEvent, Pool, PoolMember, Provenance, Reference, Split, Tier
 from curation.selectors import ReferenceFilter, reference_list
 from paintapp.storage import sha256_hex, store_content_addressed
+
+logger = logging.getLogger(__name__)
 
 
 class CurationError(ValueError):
@@ -126,8 +130,59 @@ def pool_freeze(
     created_by: AbstractBaseUser | None = None,
 ) -> Pool:
     """Freeze the curator's current grades (under the filter and tiers) as the next version of `name`."""
-    from django.utils.text import slugify
+    slug, tiers = _pool_settings_checked(name=name, tiers=tiers, eval_share=eval_share)
+    flt = flt or ReferenceFilter()
+    chosen = reference_list(curator=curator, flt=flt.without_tier()).filter(tier__in=tiers)
+    members = [(reference, reference.tier) for reference in chosen]
+    if not members:
+        raise CurationError("no graded reference matches: grade some first or widen the filter")
+    split = _stratified_split(members, eval_share, seed)
+    pool, _ = _pool_version_create(
+        slug=slug, curator=curator, tiers=tiers, filters=flt.without_tier().to_dict(), eval_share=eval_share,
+        split_seed=seed, description=description, created_by=created_by,
+        members={reference.id: (tier, split[reference.id]) for reference, tier in members},
+    )
+    return pool
 
+
+def pool_restore(
+    *,
+    name: str,
+    curator: AbstractBaseUser,
+    members: Sequence[tuple[Reference, str, str]],
+    tiers: Sequence[str],
+    filters: dict,
+    eval_share: float,
+    split_seed: int,
+    description: str = "",
+    created_by: AbstractBaseUser | None = None,
+) -> tuple[Pool, bool]:
+    """Recreate a frozen pool with exactly these (reference, tier, split) members.
+
+    Tiers and splits are copied, never recomputed. Returns (pool, created): when the latest
+    version of `name` already holds the same members for the same curator, it is reused,
+    so importing one export twice does not pile up versions.
+    """
+    slug, tiers = _pool_settings_checked(name=name, tiers=tiers, eval_share=eval_share)
+    wanted: dict[int, tuple[str, str]] = {}
+    for reference, tier, split in members:
+        if tier not in tiers or split not in Split.values:
+            raise CurationError(
+                f"reference #{reference.pk}: tier {tier!r} / split {split!r} do not fit the pool"
+            )
+        if reference.pk in wanted:
+            raise CurationError(f"reference #{reference.pk} is listed twice")
+        wanted[reference.pk] = (tier, split)
+    if not wanted:
+        raise CurationError("a pool needs at least one member")
+    return _pool_version_create(
+        slug=slug, curator=curator, tiers=tiers, filters=filters, eval_share=eval_share, split_seed=split_seed,
+        description=description, created_by=created_by, members=wanted, reuse_same_members=True,
+    )
+
+
+def _pool_settings_checked(*, name: str, tiers: Iterable[str], eval_share: float) -> tuple[str, list[str]]:
+    """(slug, tiers in canonical order), or a CurationError saying what is wrong."""
     slug = slugify(name)[:80]
     if not slug:
         raise CurationError("a pool needs a name made of letters, digits or dashes")
@@ -136,34 +191,51 @@ def pool_freeze(
         raise CurationError("choose at least one tier (love, okay, reject)")
     if not 0 <= eval_share < 1:
         raise CurationError("the eval share must be at least 0 and below 1")
-    flt = flt or ReferenceFilter()
-    chosen = reference_list(curator=curator, flt=flt.without_tier()).filter(tier__in=tiers)
-    members = [(reference, reference.tier) for reference in chosen]
-    if not members:
-        raise CurationError("no graded reference matches: grade some first or widen the filter")
-    split = _stratified_split(members, eval_share, seed)
+    return slug, tiers
+
+
+def _pool_version_create(
+    *,
+    slug: str,
+    curator: AbstractBaseUser,
+    tiers: list[str],
+    filters: dict,
+    eval_share: float,
+    split_seed: int,
+    description: str,
+    created_by: AbstractBaseUser | None,
+    members: dict[int, tuple[str, str]],
+    reuse_same_members: bool = False,
+) -> tuple[Pool, bool]:
+    """The next version of `slug` with these {reference id: (tier, split)} members; its
+    taste model is trained on a score worker once the transaction commits.
+
+    With `reuse_same_members`, a latest version of the same curator holding exactly these
+    members is returned instead (created False).
+    """
     with transaction.atomic():
         latest = Pool.objects.select_for_update().filter(name=slug).order_by("-version").first()
+        if reuse_same_members and latest is not None and latest.curator_id == curator.pk:
+            held_rows = latest.members.values_list("reference_id", "tier", "split")
+            if {ref: (tier, split) for ref, tier, split in held_rows} == members:
+                return latest, False
         pool = Pool.objects.create(
             name=slug, version=(latest.version + 1) if latest else 1, description=description,
-            curator=curator, tiers=tiers, filters=flt.without_tier().to_dict(), eval_share=eval_share,
-            split_seed=seed, created_by=created_by or curator,
+            curator=curator, tiers=tiers, filters=filters, eval_share=eval_share, split_seed=split_seed,
+            created_by=created_by or curator,
         )
         PoolMember.objects.bulk_create(
-            PoolMember(pool=pool, reference=reference, tier=tier, split=split[reference.id])
-            for reference, tier in members
+            PoolMember(pool=pool, reference_id=ref, tier=tier, split=split) for ref, (tier, split) in members.items()
         )
         transaction.on_commit(lambda: _train_taste_model_later(pool.id))
-    return pool
+    return pool, True
 
 
 def _train_taste_model_later(pool_id: int) -> None:
-    """The taste judge is retrained on a score worker whenever a pool is frozen."""
-    from curation.tasks import train_taste_model
+    """The taste judge is retrained on a score worker whenever a pool version is made."""
+    from curation.tasks import train_taste_model  # tasks import services: imported here, not at the top
 
     try:
         train_taste_model.delay(pool_id)
     except Exception:  # noqa: BLE001 - broker down: the score worker trains it on first use instead
-        import logging
-
-        logging.getLogger(__name__).warning("could not queue the taste model of pool %s", pool_id, exc_info=True)
+        logger.warning("could not queue the taste model of pool %s", pool_id, exc_info=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from curation.models import Pool
+from curation.models import Pool, PoolExport
 
 
 @shared_task(name="curation.tasks.train_taste_model", acks_late=True)
@@ -12,3 +12,12 @@ def train_taste_model(pool_id: int) -> dict:
 
     taste = taste_model_train(pool=Pool.objects.get(id=pool_id))
     return {"pool_id": pool_id, "accuracy": taste.accuracy, "train_pairs": taste.train_pairs}
+
+
+@shared_task(name="curation.tasks.build_pool_export", acks_late=True)
+def build_pool_export(export_id: int) -> dict:
+    """Build a requested pool export's zip with progress (see paintapp.exports)."""
+    from curation.exporting import pool_export_build  # datasets is heavy: loaded by the task, not the module
+
+    export = pool_export_build(export=PoolExport.objects.select_related("pool").get(id=export_id))
+    return {"export_id": export_id, "status": export.status, "size_bytes": export.size_bytes}

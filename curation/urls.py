@@ -26,7 +26,9 @@ urlpatterns = [
     path("images/<sha:sha256>.png", views.image, name="image"),
     path("build/", views.pool_builder, name="builder"),
     path("upload/", views.upload, name="upload"),
-    path("<slug:name>/v<int:version>/export.zip", views.pool_export, name="pool-export"),
+    path("<slug:name>/v<int:version>/export/", views.pool_export, name="pool-export"),
+    path("<slug:name>/v<int:version>/exports/<int:export_id>.zip", views.pool_export_download,
+         name="pool-export-download"),
     path("<slug:name>/v<int:version>/", views.pool_detail, name="pool"),
     path("<slug:name>/diff/", views.pool_diff, name="pool-diff"),
 ]

@@ -10,10 +10,11 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from curation import selectors, services, transfer
-from curation.models import Pool, Provenance, Reference, Tier
+from curation import importing, selectors, services
+from curation.models import Pool, PoolExport, Provenance, Reference, Tier
 from curation.selectors import ReferenceFilter
 from curation.thumbs import THUMB_SIZES, thumbnail
+from paintapp.exports import export_download_response, export_page, export_request
 
 GRID_PAGE_SIZE = 60
 IMMUTABLE = "private, max-age=31536000, immutable"
@@ -320,7 +321,7 @@ def upload(request):
         elif total > MAX_UPLOAD_BYTES:
             error = f"That is {total / 2**20:.0f} MB; upload at most {MAX_UPLOAD_BYTES // 2**20} MB at a time, or use manage.py import_refs."
         else:
-            report = transfer.import_uploads(
+            report = importing.import_uploads(
                 [(f.name, f.read()) for f in files],
                 curator=request.user,
                 subject=request.POST.get("subject", "").strip()[:120],
@@ -332,15 +333,30 @@ def upload(request):
     )
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 def pool_export(request, name: str, version: int):
-    """Download a pool as a zip: HF imagefolder (images + metadata.jsonl) + parquet + pool.json."""
-    import tempfile
-
-    from django.http import FileResponse
-
+    """The pool's export zip (imagefolder + parquet + pool.json + card), built on a score
+    worker: POST asks for it, the page shows it being built and then offers the download."""
     pool = get_object_or_404(Pool, name=name, version=version)
-    spool = tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024)
-    transfer.write_pool_zip(pool, spool)
-    spool.seek(0)
-    return FileResponse(spool, as_attachment=True, filename=f"{pool.name}-v{pool.version}.zip", content_type="application/zip")
+    if request.method == "POST":
+        export = export_request(PoolExport, owner=pool, created_by=request.user)
+        if not request.htmx:
+            return redirect("curation:pool-export", name=pool.name, version=pool.version)
+    else:
+        export = pool.exports.first()
+    download_url = (
+        reverse("curation:pool-export-download", args=[pool.name, pool.version, export.pk]) if export else ""
+    )
+    return export_page(
+        request, model=PoolExport, export=export, download_url=download_url,
+        title=pool.label, kind="pool", unit="image", back_url=pool_detail_url(pool),
+        contents="A Hugging Face imagefolder (images/ + metadata.jsonl), pool.parquet, pool.json and a "
+                 "dataset card, zipped; importing it restores the pool.",
+        command=f"manage.py export_pool {pool.label} DIR",
+    )
+
+
+@require_GET
+def pool_export_download(request, name: str, version: int, export_id: int):
+    export = get_object_or_404(PoolExport, pk=export_id, pool__name=name, pool__version=version)
+    return export_download_response(export)

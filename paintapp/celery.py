@@ -29,6 +29,7 @@ app.conf.task_routes = {
     "training.tasks.run_training": {"queue": "train"},
     "training.tasks.render_sketch": {"queue": "render"},
     "training.tasks.score_painting": {"queue": "score"},
+    "training.tasks.build_run_export": {"queue": "score"},  # never `train`: it would wait behind a run
     "curation.tasks.*": {"queue": "score"},
 }
 app.autodiscover_tasks()

@@ -150,6 +150,9 @@ STORAGES = {
     },
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 20 * 1024 * 1024)
+# The license written into exported datasets' cards (a Hub license id); the studio cannot
+# know under which terms its curators publish, so it says "unknown" until told.
+DATASET_LICENSE = os.environ.get("PAINTAPP_DATASET_LICENSE", "unknown")
 
 # --- Celery ----------------------------------------------------------------------------
 # Long tasks: acknowledge after the work is done, take one message at a time, and keep the

@@ -9,8 +9,10 @@ The folder can be pushed to the Hub as it is:
     run.json                            the run's settings, the export's files and the thirds
     README.md                           dataset card (YAML configs for `load_dataset`)
 
-Rows are streamed from the database and PNGs read one group at a time, written in row
-groups of BATCH_ROWS, so memory stays flat whatever the run's size. The thirds in run.json
+The columns are declared once (COLUMNS, as `datasets` features) and the shards are written
+through `datasets`; the card is a huggingface_hub DatasetCard. Rows are streamed from the
+database and PNGs read one group at a time, written in row groups of BATCH_ROWS, so memory
+stays flat whatever the run's size. The thirds in run.json
 and the card are recomputed from the written files themselves (`thirds_from_export`), so
 the numbers shipped are the numbers the data gives.
 
@@ -34,14 +36,17 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any, BinaryIO
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from datasets import Features, Image, List, Value
+from datasets.arrow_writer import ParquetWriter
 from django.core.files.storage import default_storage
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.text import slugify
+from huggingface_hub import DatasetCard
 
-from training.models import Rollout, Run, Step
+from paintapp.dataset_card import dataset_card
+from paintapp.exports import export_build
+from training.models import Rollout, Run, RunExport, Step
 from training.stats import Thirds, format_number, thirds_from_export
 
 Progress = Callable[[int, int, str], None]  # (rows done, rows in all, what was just written)
@@ -54,6 +59,7 @@ DATA_DIR = "data"
 STEPS_FILE = "steps.csv"
 RUN_FILE = "run.json"
 CARD_FILE = "README.md"
+CARD_TEMPLATE = Path(__file__).with_name("export_card.md.jinja")
 PARTS = ("gate", "length", "judge", "quality")
 STEP_COLUMNS = ("step", "reward_mean", "reward_std")
 # A metric whose key is one of STEP_COLUMNS (TRL logs "reward_std") gets this prefix.
@@ -84,71 +90,48 @@ class ExportResult:
 
 # --- Columns ------------------------------------------------------------------------------
 
-def _value(dtype: str) -> dict:
-    return {"dtype": dtype, "_type": "Value"}
+def _strings() -> List:
+    return List(Value("string"))
 
 
-def _list_of(dtype: str) -> dict:
-    return {"feature": _value(dtype), "_type": "List"}
-
-
-_ARROW = {"int64": pa.int64(), "float64": pa.float64(), "string": pa.string(), "bool": pa.bool_()}
-_IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-
-# (column, Hugging Face feature, description for the dataset card)
-COLUMNS: tuple[tuple[str, dict, str], ...] = (
-    ("image", {"_type": "Image"}, "the painting (PNG); null when nothing was rendered (failed gate)"),
-    ("run", _value("int64"), "run id in the studio that exported it"),
-    ("run_name", _value("string"), "run name"),
-    ("step", _value("int64"), "GRPO step (1-based)"),
-    ("group", _value("int64"), "GRPO group within the step (one prompt per group)"),
-    ("position_in_group", _value("int64"), "completion index within the group"),
-    ("reward", _value("float64"),
+# (column, feature, description for the dataset card): the one declaration of the columns.
+COLUMNS: tuple[tuple[str, Any, str], ...] = (
+    ("image", Image(), "the painting (PNG); null when nothing was rendered (failed gate)"),
+    ("run", Value("int64"), "run id in the studio that exported it"),
+    ("run_name", Value("string"), "run name"),
+    ("step", Value("int64"), "GRPO step (1-based)"),
+    ("group", Value("int64"), "GRPO group within the step (one prompt per group)"),
+    ("position_in_group", Value("int64"), "completion index within the group"),
+    ("reward", Value("float64"),
      "total reward; 0 for a failed gate, null for an infrastructure failure (left out of the baseline)"),
-    *((part, _value("float64"), f"reward part `{part}` (0-1); null when not scored") for part in PARTS),
-    ("group_mean_reward", _value("float64"), "mean reward of the rollout's group, nulls left out"),
-    *((f"group_mean_{part}", _value("float64"), f"mean `{part}` of the rollout's group, nulls left out")
+    *((part, Value("float64"), f"reward part `{part}` (0-1); null when not scored") for part in PARTS),
+    ("group_mean_reward", Value("float64"), "mean reward of the rollout's group, nulls left out"),
+    *((f"group_mean_{part}", Value("float64"), f"mean `{part}` of the rollout's group, nulls left out")
       for part in PARTS),
-    ("passed", _value("bool"), "passed the static gate and the render"),
-    ("violations", _list_of("string"), "gate and render violation codes"),
-    ("failure", _value("string"), "infrastructure failure behind a null reward, else empty"),
-    ("unavailable", _list_of("string"), "reward parts that could not be computed, with why"),
-    ("code", _value("string"), "the p5.brush sketch extracted from the reply"),
-    ("code_chars", _value("int64"), "characters of code"),
-    ("estimated_tokens", _value("int64"), "code length in tokens, estimated as chars / 4"),
-    ("n_shapes", _value("int64"), "brush.beginShape calls in the code"),
-    ("n_vertices", _value("int64"), "brush.vertex calls in the code"),
-    ("n_circles", _value("int64"), "brush.circle calls in the code"),
-    ("n_fill_calls", _value("int64"), "brush.fill calls in the code"),
-    ("n_brush_calls", _value("int64"), "all brush.* calls in the code"),
-    ("brush_methods_used", _list_of("string"), "distinct brush methods the code calls"),
-    ("paint_fraction", _value("float64"), "share of the canvas painted (pixels away from the background)"),
-    ("render_ms", _value("float64"), "render time in milliseconds"),
-    ("subject", _value("string"), "what the prompt asked to paint"),
-    ("prompt", _value("string"), "the user prompt"),
-    ("reply", _value("string"), "the model's whole reply"),
-    ("reference_ids", _list_of("int64"), "pool references the group was judged against"),
-    ("judge_detail", _value("string"), "per-reference judge verdicts in both orders, as JSON"),
-    ("rollout_id", _value("int64"), "rollout id in the studio that exported it"),
+    ("passed", Value("bool"), "passed the static gate and the render"),
+    ("violations", _strings(), "gate and render violation codes"),
+    ("failure", Value("string"), "infrastructure failure behind a null reward, else empty"),
+    ("unavailable", _strings(), "reward parts that could not be computed, with why"),
+    ("code", Value("string"), "the p5.brush sketch extracted from the reply"),
+    ("code_chars", Value("int64"), "characters of code"),
+    ("estimated_tokens", Value("int64"), "code length in tokens, estimated as chars / 4"),
+    ("n_shapes", Value("int64"), "brush.beginShape calls in the code"),
+    ("n_vertices", Value("int64"), "brush.vertex calls in the code"),
+    ("n_circles", Value("int64"), "brush.circle calls in the code"),
+    ("n_fill_calls", Value("int64"), "brush.fill calls in the code"),
+    ("n_brush_calls", Value("int64"), "all brush.* calls in the code"),
+    ("brush_methods_used", _strings(), "distinct brush methods the code calls"),
+    ("paint_fraction", Value("float64"), "share of the canvas painted (pixels away from the background)"),
+    ("render_ms", Value("float64"), "render time in milliseconds"),
+    ("subject", Value("string"), "what the prompt asked to paint"),
+    ("prompt", Value("string"), "the user prompt"),
+    ("reply", Value("string"), "the model's whole reply"),
+    ("reference_ids", List(Value("int64")), "pool references the group was judged against"),
+    ("judge_detail", Value("string"), "per-reference judge verdicts in both orders, as JSON"),
+    ("rollout_id", Value("int64"), "rollout id in the studio that exported it"),
 )
-COLUMN_NAMES = tuple(name for name, _, _ in COLUMNS)
-
-
-def _arrow_type(feature: dict) -> pa.DataType:
-    if feature["_type"] == "Image":
-        return _IMAGE_TYPE
-    if feature["_type"] == "List":
-        return pa.list_(_ARROW[feature["feature"]["dtype"]])
-    return _ARROW[feature["dtype"]]
-
-
-def rollout_schema() -> pa.Schema:
-    """Arrow schema with the `huggingface` metadata key, so `datasets` decodes the images."""
-    features = {name: feature for name, feature, _ in COLUMNS}
-    return pa.schema(
-        [pa.field(name, _arrow_type(feature)) for name, feature, _ in COLUMNS],
-        metadata={"huggingface": json.dumps({"info": {"features": features}})},
-    )
+ROLLOUT_FEATURES = Features({name: feature for name, feature, _ in COLUMNS})
+COLUMN_NAMES = tuple(ROLLOUT_FEATURES)
 
 
 # --- Rows ---------------------------------------------------------------------------------
@@ -253,18 +236,14 @@ def _write_rollouts(run: Run, folder: Path, progress: Progress | None) -> tuple[
     shard_count = max(1, math.ceil(total / SHARD_ROWS))
     shard_names = [f"{DATA_DIR}/train-{i:05d}-of-{shard_count:05d}.parquet" for i in range(shard_count)]
     (folder / DATA_DIR).mkdir(parents=True, exist_ok=True)
-    schema = rollout_schema()
 
-    writer: pq.ParquetWriter | None = None
-    batch: list[dict] = []
+    def shard_writer(shard: int) -> ParquetWriter:
+        return ParquetWriter(features=ROLLOUT_FEATURES, path=str(folder / shard_names[shard]),
+                             writer_batch_size=BATCH_ROWS)
+
+    writer: ParquetWriter | None = None
     done = missing = 0
     shard = -1
-
-    def flush() -> None:
-        if batch:
-            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-            batch.clear()
-
     try:
         for group in _groups(rollouts.iterator(chunk_size=SHARD_ROWS)):
             means = _group_means(group)
@@ -274,24 +253,19 @@ def _write_rollouts(run: Run, folder: Path, progress: Progress | None) -> tuple[
                     # names already promise `total` rows.
                     raise ExportError(f"run {run.pk} changed during the export; export it again")
                 if done // SHARD_ROWS != shard:
-                    flush()
                     if writer is not None:
-                        writer.close()
+                        writer.finalize()
                     shard = done // SHARD_ROWS
-                    writer = pq.ParquetWriter(folder / shard_names[shard], schema, compression="zstd")
+                    writer = shard_writer(shard)
                 image, was_missing = _image(rollout)
                 missing += was_missing
-                batch.append(_row(rollout, run, means, image))
+                writer.write(_row(rollout, run, means, image))
                 done += 1
-                if len(batch) >= BATCH_ROWS:
-                    flush()
                 if progress:
                     progress(done, total, f"step {rollout.step}")
-        if writer is None:
-            # No rollouts: one shard with the schema and no row groups (pyarrow reads it as an
-            # empty table; `datasets` refuses any empty split, whatever the file).
-            writer = pq.ParquetWriter(folder / shard_names[0], schema, compression="zstd")
-        flush()
+        # No rollouts: one shard with the schema and no row groups (pyarrow reads it as an
+        # empty table; `datasets` refuses any empty split, whatever the file).
+        (writer or shard_writer(0)).finalize()
     finally:
         if writer is not None:
             writer.close()
@@ -349,86 +323,34 @@ def _run_document(run: Run, *, rows: int, steps: int, missing: int, files: list[
     }
 
 
-def _card(run: Run, document: dict, thirds: Thirds) -> str:
-    front = "\n".join([
-        "---",
-        f"pretty_name: {json.dumps(f'{run.name} (run {run.pk}) rollouts')}",
-        "tags:",
-        *(f"- {tag}" for tag in ("grpo", "reinforcement-learning", "code-generation", "p5.js", "watercolour")),
-        "configs:",
-        "- config_name: default",
-        "  data_files:",
-        "  - split: train",
-        f"    path: {DATA_DIR}/train-*.parquet",
-        "---",
-    ])
+def _thirds_table(thirds: Thirds) -> list[list[str]] | None:
+    """The card's table rows (a header first), or None when the run has no thirds yet."""
     if thirds.first_mean is None:
-        table = f"No thirds yet: {thirds.reason}."
-    else:
-        spans = (thirds.first_steps, thirds.middle_steps, thirds.last_steps)
-        means = (thirds.first_mean, thirds.middle_mean, thirds.last_mean)
-        lows = (thirds.first_low, thirds.middle_low, thirds.last_low)
-        table = "\n".join([
-            "| | first third | middle third | last third |",
-            "|---|---|---|---|",
-            "| steps | " + " | ".join(f"{first}–{last}" for first, last in spans) + " |",
-            "| mean group reward | " + " | ".join(format_number(mean) for mean in means) + " |",
-            f"| rollouts under {thirds.low_threshold:g} | " + " | ".join(str(low) for low in lows) + " |",
-            "",
-            f"Trend over {thirds.n_steps} steps: {format_number(thirds.slope, '.5f')} reward per step "
-            f"(standard error {format_number(thirds.slope_se, '.5f')}, t = {format_number(thirds.t_stat, '.2f')}).",
-        ])
-    columns = "\n".join(f"- `{name}`: {description}" for name, _, description in COLUMNS)
+        return None
+    spans = (thirds.first_steps, thirds.middle_steps, thirds.last_steps)
+    means = (thirds.first_mean, thirds.middle_mean, thirds.last_mean)
+    lows = (thirds.first_low, thirds.middle_low, thirds.last_low)
+    return [
+        ["", "first third", "middle third", "last third"],
+        ["steps", *(f"{first}–{last}" for first, last in spans)],
+        ["mean group reward", *(format_number(mean) for mean in means)],
+        [f"rollouts under {thirds.low_threshold:g}", *(str(low) for low in lows)],
+    ]
+
+
+def _card(run: Run, document: dict, thirds: Thirds) -> DatasetCard:
     recipe = run.recipe if isinstance(run.recipe, dict) else {}
-    return f"""{front}
-
-# {run.name}
-
-Every rollout of a GRPO run that teaches a coding model to paint watercolours by writing
-p5.brush JavaScript: the prompt, the reply, the extracted sketch, its rendered painting and
-its reward with each part. Exported by Paint with Code Studio.
-
-- base model: `{run.base_model}`
-- reward recipe: `{run.recipe_name}` (judge weight {recipe.get("w_judge", "?")}, \
-quality weight {recipe.get("w_quality", "?")})
-- pool: `{document["pool"]["label"]}`
-- status: {run.status}, {document["steps"]} steps, {document["rows"]} rollouts
-
-## Results (mean group reward by thirds of the run)
-
-{table}
-
-How these numbers come from the files (the studio's `training.stats.thirds_from_export`
-does exactly this): take the steps of `{STEPS_FILE}` that have a `reward_mean`; with n of
-them, the first and the last third are the first and the last floor(n/3) steps and the
-middle third is the rest; a third's mean is the mean of its steps' `reward_mean`. The trend
-is the least-squares slope of `reward_mean` on `step`, with its standard error (n - 2
-degrees of freedom) and t = slope / SE. Low rollouts are rows of `{DATA_DIR}/` whose
-`reward` is below {thirds.low_threshold:g} (null rewards never count), each counted in the
-third whose step range holds its step.
-
-## Loading
-
-```python
-from datasets import load_dataset
-rollouts = load_dataset("path/to/this/folder", split="train")  # images decode to PIL
-steps = load_dataset("csv", data_files="path/to/this/folder/{STEPS_FILE}", split="train")
-```
-
-(`datasets` infers one file format per folder, so the steps are not a second config.)
-
-## Files
-
-- `{DATA_DIR}/train-*.parquet`: one row per rollout (columns below)
-- `{STEPS_FILE}`: one row per step: `step`, `reward_mean`, `reward_std`, then every logged metric
-  (TRL's and the studio's `ours/...`, `violations/<code>`), sorted; a metric named like one of
-  the first three columns is prefixed with `{METRIC_PREFIX}`
-- `{RUN_FILE}`: the run's settings (recipe, hyper-parameters, seed, pool) and these thirds
-
-## Rollout columns
-
-{columns}
-"""
+    return dataset_card(
+        template=CARD_TEMPLATE, pretty_name=f"{run.name} (run {run.pk}) rollouts", rows=document["rows"],
+        data_files=f"{DATA_DIR}/train-*.parquet",
+        tags=("grpo", "reinforcement-learning", "code-generation", "p5.js", "watercolour"),
+        task_categories=("text-generation", "reinforcement-learning"),
+        run=run, document=document, recipe=recipe, thirds=thirds, table=_thirds_table(thirds),
+        trend={key: format_number(getattr(thirds, key), spec)
+               for key, spec in (("slope", ".5f"), ("slope_se", ".5f"), ("t_stat", ".2f"))},
+        columns=[(name, description) for name, _, description in COLUMNS],
+        data_dir=DATA_DIR, steps_file=STEPS_FILE, run_file=RUN_FILE, metric_prefix=METRIC_PREFIX,
+    )
 
 
 # --- The target folder --------------------------------------------------------------------
@@ -511,7 +433,7 @@ def export_run(*, run: Run, out_dir: Path, progress: Progress | None = None,
         document = _run_document(run, rows=rows, steps=steps, missing=missing, files=files, thirds=thirds)
         run_json = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
         (staging / RUN_FILE).write_text(run_json, encoding="utf-8")
-        (staging / CARD_FILE).write_text(_card(run, document, thirds), encoding="utf-8")
+        _card(run, document, thirds).save(staging / CARD_FILE)
         size = sum((staging / name).stat().st_size for name in files)
         _install(staging, out_dir, files, previous)
     except BaseException:
@@ -528,33 +450,23 @@ def export_zip_name(run: Run) -> str:
     return f"{slugify(run.name)[:60] or 'run'}-run{run.pk}.zip"
 
 
-def export_zip(*, run: Run, progress: Progress | None = None) -> Path:
-    """The export as a temporary zip (one top folder named like the zip); the caller deletes it.
-
-    Parquet shards are stored as they are (already compressed); text files are deflated.
-    """
+def write_run_zip(*, run: Run, fileobj: BinaryIO, progress: Progress | None = None) -> ExportResult:
+    """Write the export as a zip into a writable file object, under one top folder named like
+    the zip. Parquet shards are stored as they are (already compressed); text is deflated."""
     top = export_zip_name(run).removesuffix(".zip")
-    handle, zip_name = tempfile.mkstemp(prefix=f"{top}-", suffix=".zip")
-    zip_path = Path(zip_name)
-    try:
-        with os.fdopen(handle, "wb") as out, tempfile.TemporaryDirectory(prefix="run-export-") as scratch:
-            result = export_run(run=run, out_dir=Path(scratch) / top, progress=progress)
-            with zipfile.ZipFile(out, "w") as archive:
-                for name in result.files:
-                    method = zipfile.ZIP_STORED if name.endswith(".parquet") else zipfile.ZIP_DEFLATED
-                    archive.write(result.out_dir / name, f"{top}/{name}", compress_type=method)
-    except BaseException:
-        zip_path.unlink(missing_ok=True)
-        raise
-    return zip_path
+    with tempfile.TemporaryDirectory(prefix="run-export-") as scratch:
+        result = export_run(run=run, out_dir=Path(scratch) / top, progress=progress)
+        with zipfile.ZipFile(fileobj, "w") as archive:
+            for name in result.files:
+                method = zipfile.ZIP_STORED if name.endswith(".parquet") else zipfile.ZIP_DEFLATED
+                archive.write(result.out_dir / name, f"{top}/{name}", compress_type=method)
+    return result
 
 
-def open_export_zip(*, run: Run, progress: Progress | None = None) -> BinaryIO:
-    """The export zip as an open binary file whose name is already unlinked (POSIX), so it
-    disappears when closed: hand it to FileResponse(..., filename=export_zip_name(run))."""
-    path = export_zip(run=run, progress=progress)
-    try:
-        handle = open(path, "rb")
-    finally:
-        path.unlink(missing_ok=True)
-    return handle
+def run_export_build(*, export: RunExport) -> RunExport:
+    """Build a requested export's zip (on a score worker) with progress, and store it."""
+    run = export.run
+    return export_build(
+        export, file_name=export_zip_name(run), expected=(ExportError,),
+        write=lambda fileobj, progress: write_run_zip(run=run, fileobj=fileobj, progress=progress),
+    )

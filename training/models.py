@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models.signals import post_delete
+
+from paintapp.exports import ExportJob, delete_export_file
 
 
 class Run(models.Model):
@@ -147,3 +150,16 @@ class Revision(models.Model):
     def timed_out(self) -> bool:
         """The renderer's watchdog stopped the sketch (a verdict on the code, not a failure)."""
         return "render_timeout" in self.violations
+
+
+class RunExport(ExportJob):
+    """A run's export zip (training.export), built on a score worker; a run that is still
+    training exports a snapshot, so each request builds a new one."""
+
+    owner_field = "run"
+    task_name = "training.tasks.build_run_export"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="exports")
+
+
+post_delete.connect(delete_export_file, sender=RunExport)

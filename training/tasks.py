@@ -1,12 +1,13 @@
-"""Thin Celery task: train one run (queue `train`, routed in paintapp/celery.py).
+"""Thin Celery tasks of training: train one run (queue `train`), build a run's export zip (`score`).
 
-The render and score tasks live in the painting app (painting/tasks.py).
+Routing is in paintapp/celery.py. The render and score tasks live in the painting app.
 """
 from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
 
+from training.models import RunExport
 from training.trainer import train_run
 
 
@@ -17,3 +18,12 @@ from training.trainer import train_run
 def run_training(run_id: int, resume: bool = False) -> str:
     """Train one run to its end, stop or failure. Redelivered after a lost worker, it resumes."""
     return train_run(run_id, resume=resume)
+
+
+@shared_task(name="training.tasks.build_run_export", acks_late=True)
+def build_run_export(export_id: int) -> dict:
+    """Build a requested run export's zip with progress (see paintapp.exports)."""
+    from training.export import run_export_build  # datasets is heavy: loaded by the task, not the module
+
+    export = run_export_build(export=RunExport.objects.select_related("run", "run__pool").get(id=export_id))
+    return {"export_id": export_id, "status": export.status, "size_bytes": export.size_bytes}

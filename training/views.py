@@ -2,17 +2,18 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import FileResponse, Http404, JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from paintapp.exports import export_download_response, export_page, export_request
 from paintapp.storage import stored_png_response
 from painting.selectors import recipe_names
 from training import metrics as keys
 from training import selectors, services
 from training.forms import LaunchForm
-from training.models import Rollout, Run
+from training.models import Rollout, Run, RunExport
 from training.stats import run_thirds
 
 
@@ -138,14 +139,30 @@ def gallery(request, run_id: int):
     return render(request, template, context, status=400 if flt.errors else 200)
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 def run_export(request, run_id: int):
-    """The run's rollouts as a Hugging Face dataset folder (parquet) plus steps.csv, zipped."""
-    from training.export import export_zip_name, open_export_zip
-
+    """The run as a Hugging Face dataset folder (parquet shards, steps.csv, run.json, card),
+    zipped on a score worker: POST asks for it, the page shows it being built, then offers it."""
     run = get_object_or_404(Run, pk=run_id)
-    return FileResponse(open_export_zip(run=run), as_attachment=True, filename=export_zip_name(run),
-                        content_type="application/zip")
+    if request.method == "POST":
+        export = export_request(RunExport, owner=run, created_by=request.user)
+        if not request.htmx:
+            return redirect("training:export", run_id=run.id)
+    else:
+        export = run.exports.first()
+    return export_page(
+        request, model=RunExport, export=export,
+        download_url=reverse("training:export-download", args=[run.id, export.pk]) if export else "",
+        title=run.name, kind="run", unit="rollout", back_url=reverse("training:run", args=[run.id]),
+        contents="Every rollout with its painting as data/train-*.parquet, steps.csv, run.json and a dataset "
+                 "card, zipped. A run still training exports what it has stored so far.",
+        command=f"manage.py export_run {run.id} DIR",
+    )
+
+
+@require_GET
+def run_export_download(request, run_id: int, export_id: int):
+    return export_download_response(get_object_or_404(RunExport, pk=export_id, run_id=run_id))
 
 
 @require_GET

@@ -32,8 +32,11 @@ def make_reference(subject: str = "a peach hibiscus", provenance: str = "upload"
 
 
 def make_pool(curator, *, name: str = "gallery", love: int = 4, okay: int = 4, reject: int = 2,
-              tiers: tuple[str, ...] = ("love", "okay"), eval_share: float = 0.25, seed: int = 0) -> Pool:
-    """The one pool factory: new references graded love / okay / reject by `curator`, frozen."""
-    for tier in ["love"] * love + ["okay"] * okay + ["reject"] * reject:
-        grade_set(reference=make_reference(), curator=curator, tier=tier)
+              tiers: tuple[str, ...] = ("love", "okay"), eval_share: float = 0.25, seed: int = 0,
+              subject: str = "a peach hibiscus") -> Pool:
+    """The one pool factory: new references graded love / okay / reject by `curator`, frozen.
+    A `subject` with `{i}` gives each reference its own (e.g. "a rose {i}")."""
+    tiers_in_order = ["love"] * love + ["okay"] * okay + ["reject"] * reject
+    for i, tier in enumerate(tiers_in_order):
+        grade_set(reference=make_reference(subject=subject.format(i=i)), curator=curator, tier=tier)
     return pool_freeze(name=name, curator=curator, tiers=tiers, eval_share=eval_share, seed=seed)

@@ -8,22 +8,19 @@ import stat
 import zipfile
 from pathlib import Path
 
+import datasets
 import pyarrow.parquet as pq
 import pytest
 from django.core.files.storage import default_storage
+from huggingface_hub import DatasetCard
 from PIL import Image
 
 from curation.models import Grade, GradeEvent, Pool, Reference
 from curation.selectors import pool_balance
-from curation.services import CurationError, grade_set, pool_freeze, reference_create
-from curation.transfer import (
-    ImportLimits,
-    export_pool,
-    export_pool_zip,
-    import_path,
-    import_uploads,
-    pool_restore,
-)
+from curation.archive import ImportLimits
+from curation.exporting import export_pool, write_pool_zip
+from curation.importing import import_path, import_uploads
+from curation.services import CurationError, grade_set, pool_freeze, pool_restore, reference_create
 from tests.curation.factories import png_bytes
 
 pytestmark = pytest.mark.django_db
@@ -340,13 +337,25 @@ def test_an_export_is_an_imagefolder_with_parquet_and_pool_json(hibiscus_pool, t
 
 
 def test_the_export_loads_in_hugging_face_datasets_with_decoded_images(hibiscus_pool, tmp_path):
-    datasets = pytest.importorskip("datasets")
     out = export_pool(hibiscus_pool, tmp_path / "export")
     dataset = datasets.Dataset.from_parquet(str(out / "pool.parquet"), cache_dir=str(tmp_path / "hf-cache"))
     assert len(dataset) == 9
     assert dataset[0]["image"].size == (32, 32)
     folder = datasets.load_dataset("imagefolder", data_dir=str(out), split="train", cache_dir=str(tmp_path / "hf-cache"))
     assert sorted(folder["sha256"]) == sorted(r["sha256"] for r in read_jsonl(out / "metadata.jsonl"))
+
+
+def test_the_export_has_a_dataset_card_whose_config_loads_the_parquet(hibiscus_pool, tmp_path, settings):
+    settings.DATASET_LICENSE = "cc-by-4.0"
+    out = export_pool(hibiscus_pool, tmp_path / "export")
+    card = DatasetCard.load(out / "README.md")
+    assert (card.data.license, card.data.size_categories, card.data.pretty_name) == (
+        "cc-by-4.0", ["n<1K"], "hibiscus:v1 watercolour reference pool")
+    assert card.data.configs == [{"config_name": "default", "data_files": [{"split": "train", "path": "pool.parquet"}]}]
+    assert "- members: 9 (love 3, okay 6)" in card.text and "- `split`: `train`" in card.text
+    dataset = datasets.load_dataset(str(out), split="train", cache_dir=str(tmp_path / "hf-cache"))
+    assert sorted(dataset["sha256"]) == sorted(r["sha256"] for r in read_jsonl(out / "metadata.jsonl"))
+    assert dataset.features["image"] == datasets.Image() and dataset[0]["image"].size == (32, 32)
 
 
 def test_export_refuses_a_folder_that_is_not_empty(hibiscus_pool, tmp_path):
@@ -383,7 +392,9 @@ def test_importing_an_export_restores_the_pool_as_the_next_version(hibiscus_pool
 
 
 def test_a_zipped_export_uploaded_from_the_browser_restores_the_pool(hibiscus_pool, django_user_model):
-    data = export_pool_zip(hibiscus_pool)
+    buffer = io.BytesIO()
+    write_pool_zip(hibiscus_pool, buffer)
+    data = buffer.getvalue()
     assert zipfile.ZipFile(io.BytesIO(data)).getinfo("images/" + hibiscus_pool.members.first().reference.sha256 + ".png")
     grace = django_user_model.objects.create_user(username="grace", password="x")
     report = import_uploads([("hibiscus-v1.zip", data)], curator=grace)

@@ -123,7 +123,7 @@ def test_export_pool_writes_the_imagefolder_layout_and_says_what_it_wrote(curato
     out, _ = run("export_pool", "hibiscus", str(tmp_path / "export"))
     assert f"Exported hibiscus:v1 ({pool.members.count()} members)" in out
     assert str(tmp_path / "export" / "pool.parquet") in out
-    assert {p.name for p in (tmp_path / "export").iterdir()} == {"images", "metadata.jsonl", "pool.parquet", "pool.json"}
+    assert {p.name for p in (tmp_path / "export").iterdir()} == {"images", "metadata.jsonl", "pool.parquet", "pool.json", "README.md"}
     assert len(list((tmp_path / "export" / "images").iterdir())) == pool.members.count() == 12
 
 

@@ -176,16 +176,3 @@ def test_uploading_images_and_a_bad_file_stores_the_good_and_reports_the_bad(sig
 def test_uploading_nothing_is_a_clear_error(signed_in):
     response = signed_in.post(reverse("curation:upload"), {})
     assert response.status_code == 400 and "at least one" in response.content.decode()
-
-
-def test_a_pool_downloads_as_a_zip_with_metadata_and_parquet(signed_in, curator):
-    import io
-    import zipfile
-
-    for tier in ("love", "okay"):
-        grade_set(reference=make_reference(), curator=curator, tier=tier)
-    pool = pool_freeze(name="p", curator=curator)
-    response = signed_in.get(reverse("curation:pool-export", args=[pool.name, pool.version]))
-    assert response["Content-Disposition"] == 'attachment; filename="p-v1.zip"'
-    names = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist()
-    assert {"metadata.jsonl", "pool.parquet", "pool.json"} <= {n.split("/")[-1] for n in names}

@@ -14,17 +14,18 @@ from datasets import load_dataset
 from django.core.files.storage import default_storage
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from huggingface_hub import DatasetCard
 
 from tests.curation.factories import make_pool
 from tests.training.factories import make_run
 from training import export as export_module
 from training.export import (
     COLUMN_NAMES,
+    ROLLOUT_FEATURES,
     ExportRefused,
     export_run,
-    export_zip,
     export_zip_name,
-    open_export_zip,
+    write_run_zip,
 )
 from training.models import Rollout
 from training.stats import run_thirds, thirds_from_export
@@ -71,7 +72,7 @@ def test_it_writes_a_dataset_folder_that_datasets_loads_with_every_column(run, t
         cache_dir=str(tmp_path / "hf-cache"),
     )
     assert tuple(data.column_names) == COLUMN_NAMES
-    assert type(data.features["image"]).__name__ == "Image"
+    assert data.features == ROLLOUT_FEATURES  # the declared features, as `datasets` reads them back
     assert len(data) == 24
 
 
@@ -176,6 +177,11 @@ def test_it_describes_the_run_in_run_json_and_the_dataset_card(run, tmp_path):
     card = (tmp_path / "export" / "README.md").read_text()
     assert card.startswith("---\n") and "path: data/train-*.parquet" in card
     assert "| mean group reward |" in card and "`group_mean_judge`" in card
+    data = DatasetCard.load(tmp_path / "export" / "README.md").data
+    assert data.pretty_name == f"{run.name} (run {run.pk}) rollouts" and data.size_categories == ["n<1K"]
+    assert data.license == "unknown" and "reinforcement-learning" in data.task_categories
+    assert data.configs == [
+        {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}]
 
 
 def test_it_shards_rows_and_keeps_their_order(run, tmp_path, monkeypatch):
@@ -246,25 +252,16 @@ def test_it_writes_into_an_existing_empty_folder(run, tmp_path):
 
 
 def test_it_zips_the_export_under_one_top_folder(run, tmp_path):
-    path = export_zip(run=run)
-    try:
-        top = export_zip_name(run).removesuffix(".zip")
-        assert top == f"judge-led-test-run-run{run.pk}"
-        with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
-            assert sorted(names) == sorted(f"{top}/{name}" for name in (
-                "data/train-00000-of-00001.parquet", "steps.csv", "README.md", "run.json"))
-            archive.extractall(tmp_path / "unzipped")
-    finally:
-        path.unlink()
+    with open(tmp_path / "export.zip", "wb") as out:
+        result = write_run_zip(run=run, fileobj=out)
+    top = export_zip_name(run).removesuffix(".zip")
+    assert top == f"judge-led-test-run-run{run.pk}" and result.rows == 24
+    with zipfile.ZipFile(tmp_path / "export.zip") as archive:
+        assert sorted(archive.namelist()) == sorted(f"{top}/{name}" for name in (
+            "data/train-00000-of-00001.parquet", "steps.csv", "README.md", "run.json"))
+        archive.extractall(tmp_path / "unzipped")
     assert thirds_from_export(tmp_path / "unzipped" / top) == run_thirds(run)
-
-
-def test_it_hands_the_zip_over_as_an_open_file_that_leaves_nothing_on_disk(run):
-    handle = open_export_zip(run=run)
-    with handle:
-        assert not Path(handle.name).exists()
-        assert zipfile.ZipFile(handle).testzip() is None
+    assert not result.out_dir.exists()  # the folder it zipped was temporary
 
 
 # --- The command ----------------------------------------------------------------------------

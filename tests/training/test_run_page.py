@@ -1,4 +1,5 @@
-"""The run page's thirds table and run comparison, the metrics endpoint and the export download."""
+"""The run page's thirds table and run comparison, the metrics endpoint, and the export (built by a
+task, then downloaded)."""
 from __future__ import annotations
 
 import io
@@ -10,6 +11,8 @@ from django.urls import reverse
 
 from tests.curation.factories import make_pool
 from tests.training.factories import make_run
+from training.models import RunExport
+from training.tasks import build_run_export
 
 pytestmark = pytest.mark.django_db
 
@@ -63,10 +66,24 @@ def test_the_metrics_endpoint_returns_only_the_steps_after_the_one_asked(client,
     assert client.get(reverse("training:metrics", args=[run.id]), {"after": "x"}).json()["steps"][0][0] == 1
 
 
-def test_the_export_button_downloads_a_dataset_folder_as_a_zip(client, curator, pool):
+def test_the_export_button_asks_a_worker_for_the_zip_and_the_page_then_offers_it(client, curator, pool):
     run = make_run(pool, steps=3, generations=2)
     client.force_login(curator)
-    response = client.get(reverse("training:export", args=[run.id]))
+    html = client.get(reverse("training:run", args=[run.id])).content.decode()
+    page = reverse("training:export", args=[run.id])
+    assert f'<form method="post" action="{page}">' in html
+    assert client.post(page)["Location"] == page
+    export = RunExport.objects.get(run=run)
+    assert "Waiting for a score worker" in client.get(page).content.decode()
+
+    assert build_run_export(export.id)["status"] == "ready"  # the task, run in-process here
+    export.refresh_from_db()
+    assert (export.done, export.total) == (6, 6)
+    download = reverse("training:export-download", args=[run.id, export.id])
+    html = client.get(page).content.decode()
+    assert f'href="{download}"' in html and "Build again" in html  # a run may have more to export later
+
+    response = client.get(download)
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
     assert f"run{run.id}" in response["Content-Disposition"]
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
@@ -74,3 +91,15 @@ def test_the_export_button_downloads_a_dataset_folder_as_a_zip(client, curator, 
     assert any(n.endswith("steps.csv") for n in names) and any(re.search(r"data/train-.*\.parquet$", n) for n in names)
     steps_csv = archive.read(next(n for n in names if n.endswith("steps.csv"))).decode()
     assert len(steps_csv.strip().splitlines()) == 1 + 3
+
+
+def test_an_export_asked_for_again_is_a_new_snapshot_once_the_last_is_built(client, curator, pool):
+    run = make_run(pool, steps=2, generations=2)
+    client.force_login(curator)
+    page = reverse("training:export", args=[run.id])
+    client.post(page)
+    client.post(page)  # while the first is queued: the same one
+    assert RunExport.objects.filter(run=run).count() == 1
+    build_run_export(RunExport.objects.get().id)
+    client.post(page)
+    assert list(RunExport.objects.filter(run=run).values_list("status", flat=True)) == ["queued", "ready"]

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from curation.models import Pool
 from curation.selectors import pool_get
 from curation.services import CurationError
-from curation.transfer import export_pool, write_pool_zip
+from curation.exporting import export_pool, pool_zip_name, write_pool_zip
 from paintapp.progress import progress_bar
 
 USAGE_ERROR = 2
@@ -19,7 +19,7 @@ USAGE_ERROR = 2
 class Command(BaseCommand):
     help = (
         "Export a pool to DIR: metadata.jsonl + images/<sha256>.png (Hugging Face imagefolder), "
-        "pool.parquet and pool.json; with --zip, DIR/NAME-vVERSION.zip instead."
+        "pool.parquet, pool.json and a dataset card (README.md); with --zip, DIR/NAME-vVERSION.zip instead."
     )
 
     def add_arguments(self, parser):
@@ -50,13 +50,13 @@ class Command(BaseCommand):
         members = pool.members.count()
         self.stdout.write(self.style.SUCCESS(f"Exported {pool.label} ({members} members) to {written}"))
         if not as_zip:
-            for name in ("metadata.jsonl", "pool.parquet", "pool.json"):
+            for name in ("metadata.jsonl", "pool.parquet", "pool.json", "README.md"):
                 self.stdout.write(f"  {written / name}")
             self.stdout.write(f"  {written / 'images'}/ ({members} PNG files)")
 
     def _write_zip(self, pool: Pool, target: Path, progress) -> Path:
         target.mkdir(parents=True, exist_ok=True)
-        destination = target / f"{pool.name}-v{pool.version}.zip"
+        destination = target / pool_zip_name(pool)
         if destination.exists():
             raise CommandError(f"{destination} already exists", returncode=USAGE_ERROR)
         # Written under a temporary name and renamed: a failed export leaves no plausible zip.

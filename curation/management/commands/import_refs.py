@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from curation.models import Provenance
 from curation.services import CurationError
-from curation.transfer import import_path
+from curation.importing import import_path
 from paintapp.progress import progress_bar
 
 USAGE_ERROR = 2  # bad arguments: nothing was attempted
