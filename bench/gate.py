@@ -8,8 +8,8 @@ import statistics
 import time
 
 
-from paintapp.env.seedgen import generate_pool  # noqa: E402
-from paintapp.env.sketch import gate_source  # noqa: E402
+from paintapp.env.seedgen import generate_pool
+from paintapp.env.sketch import gate_source
 
 
 def timed(code: str, repeat: int = 15) -> float:

@@ -12,6 +12,24 @@ import redis  # noqa: E402
 
 from tests.support.workers import WorkerProcess  # noqa: E402
 
+# A test that uses one of these starts Chromium, a Celery worker, a live server or a model
+# build: it is `slow` (and `browser` when it drives the studio), so `make test-fast` skips it.
+SLOW_FIXTURES = {
+    "chromium", "signed_in_page", "live_server", "start_worker", "worker_env", "tiny_model", "painter_model",
+    "renderer", "watchdog_renderer", "short_renderer", "in_process", "hostile_renders", "legit_renders",
+}
+BROWSER_FIXTURES = {"chromium", "signed_in_page"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        if used & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
+
+
 TEST_BROKER_URL = os.environ.get("PAINTAPP_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 TEST_RESULT_URL = os.environ.get("PAINTAPP_TEST_RESULT_URL", "redis://127.0.0.1:6379/14")
 

@@ -255,12 +255,14 @@ def test_a_browser_that_died_between_renders_is_replaced_without_blaming_the_ske
 
 
 # --------------------------------------------------------------------------- infrastructure
+@pytest.mark.slow
 def test_a_missing_chromium_raises_render_unavailable():
     with Renderer(RendererConfig(chromium_path="/nonexistent/chromium")) as r:
         with pytest.raises(RenderUnavailable):
             r.render(HIBISCUS, size=SIZE)
 
 
+@pytest.mark.slow
 def test_a_chromium_that_cannot_launch_raises_render_unavailable(tmp_path):
     fake = tmp_path / "chromium"
     fake.write_text("#!/bin/sh\nexit 1\n")
@@ -270,6 +272,7 @@ def test_a_chromium_that_cannot_launch_raises_render_unavailable(tmp_path):
             r.render(HIBISCUS, size=SIZE)
 
 
+@pytest.mark.slow
 def test_missing_library_assets_raise_render_unavailable(tmp_path):
     with Renderer(RendererConfig(asset_dir=tmp_path)) as r:
         with pytest.raises(RenderUnavailable, match="asset"):
@@ -315,6 +318,7 @@ def _child_renders(queue) -> None:
     renderer.close()
 
 
+@pytest.mark.slow
 def test_get_renderer_is_one_per_process_and_a_forked_child_builds_its_own():
     parent = get_renderer()
     assert get_renderer() is parent

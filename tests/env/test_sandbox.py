@@ -168,6 +168,7 @@ def test_the_listener_itself_is_reachable_from_python(listener):
     listener.hits.clear()
 
 
+@pytest.mark.slow
 def test_escape_attempts_never_reach_a_local_server(renderer, listener):
     code = (RUNTIME / "network_escape.js").read_text().replace("__PORT__", str(listener.port))
     result = renderer.render(code, seed=0, size=256)
@@ -219,6 +220,7 @@ def test_a_sketch_leaves_nothing_behind_for_the_next_one(renderer):
     assert result.bare_calls == {}, "state survived from one render to the next"
 
 
+@pytest.mark.slow
 def test_the_hostile_corpus_renders_to_verdicts_and_the_renderer_still_paints(listener):
     if not HOSTILE:
         pytest.skip("no hostile sketches in the corpus yet")

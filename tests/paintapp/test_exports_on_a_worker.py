@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from paintapp.celery import app
 from tests.curation.factories import make_pool
-from tests.training.factories import make_pool, make_run
+from tests.training.factories import make_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 STRONG_KEY = "k3y-x7Qp9vZr2LmN8bTc4WsY6hJd1FgK5aEu0iOo3RtUyVwXz-Qp9vZr2L"
 
@@ -44,6 +46,7 @@ def test_development_settings_warn_under_check_deploy():
     assert result.returncode != 0
 
 
+@pytest.mark.slow
 def test_the_studio_migrates_and_runs_in_embedded_mode_without_any_service(tmp_path):
     env = {
         "DJANGO_SETTINGS_MODULE": "paintapp.settings",

@@ -90,6 +90,7 @@ def test_the_assistant_mask_covers_the_reply_and_ends_on_im_end_so_the_model_lea
     assert tokenizer.decode(trained[:-1]) == ex["completion"][0]["content"]
 
 
+@pytest.mark.slow
 def test_the_default_spec_has_a_few_million_parameters_and_ties_its_embeddings():
     spec = TinyModelSpec()
     corpus = tokenizer_corpus(sft_examples(spec.sft_sketches, subjects=spec.sft_subjects))
