@@ -1,6 +1,8 @@
 """Reads for curation: filtered reference lists, tier counts, pool balance and diffs."""
 from __future__ import annotations
 
+import random
+
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 
@@ -168,8 +170,6 @@ def group_references(pool: Pool, *, count: int, key: tuple[int, ...]) -> list[Po
     Drawn reproducibly from `key` (run seed, step, group). A tier with too few members
     gives what it has; the eval split is never used as reward references.
     """
-    import random
-
     rng = random.Random("/".join(str(k) for k in key))
     chosen: list[PoolMember] = []
     for tier in (Tier.LOVE, Tier.OKAY):

@@ -8,6 +8,7 @@ from curation.models import Pool, TasteModel
 
 
 def _features_of(members) -> list[tuple[dict, str]]:
+    # The image-feature code loads scipy (seconds): only score workers need it, not every web process.
     from paintapp.env.features import image_features
 
     items = []

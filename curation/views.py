@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
@@ -22,8 +23,6 @@ IMMUTABLE = "private, max-age=31536000, immutable"
 
 def _grader(request, params):
     """Whose grades a page shows: the signed-in curator unless another one is chosen."""
-    from django.contrib.auth import get_user_model
-
     username = (params.get("grader") or "").strip()
     if username and username != request.user.get_username():
         return get_user_model().objects.filter(username=username).first() or request.user
@@ -31,8 +30,6 @@ def _grader(request, params):
 
 
 def _graders():
-    from django.contrib.auth import get_user_model
-
     return get_user_model().objects.filter(grades__isnull=False).distinct().order_by("username")
 
 

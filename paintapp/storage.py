@@ -9,6 +9,7 @@ import hashlib
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.http import HttpResponse
 
 
 def sha256_hex(data: bytes) -> str:
@@ -36,8 +37,6 @@ def human_size(n: int) -> str:
 
 def stored_png_response(name: str):
     """A stored, content-addressed PNG as an HTTP response the browser may cache forever."""
-    from django.http import HttpResponse
-
     with default_storage.open(name, "rb") as fh:
         response = HttpResponse(fh.read(), content_type="image/png")
     response["Cache-Control"] = "private, max-age=31536000, immutable"  # the name is the content's hash

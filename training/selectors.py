@@ -1,6 +1,8 @@
 """Reads for runs: the list with its summary columns, a run's steps and rollouts."""
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from dataclasses import dataclass, field
 
 from django.db import connection
@@ -83,8 +85,6 @@ class GalleryFilter:
 
     def query(self, **changes) -> str:
         """The query string of this filter with some fields changed (for links that work without JS)."""
-        from urllib.parse import urlencode
-
         values = {
             "state": self.state, "violation": self.violation, "reward_min": self.reward_min,
             "reward_max": self.reward_max, "sort": self.sort, "step": self.step, "page": self.page,

@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand
 
 from curation.demo import DEMO_CURATOR
 from curation.models import Pool, Reference
+from training.services import default_base_model
 
 
 class Command(BaseCommand):
@@ -24,8 +25,6 @@ class Command(BaseCommand):
         parser.add_argument("--skip-model", action="store_true")
 
     def handle(self, *args, count, size, skip_model, **options):
-        from training.services import default_base_model
-
         model = Path(default_base_model())
         if skip_model:
             self.stdout.write("1/3 tiny model: skipped")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from training.evaluation import evaluate_run
 from training.models import Run
 from training.trainer import ADAPTER_DIR
 
@@ -23,8 +24,6 @@ class Command(BaseCommand):
         from peft import PeftModel
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from training.evaluation import evaluate_run
-
         instance = Run.objects.filter(id=run).select_related("pool").first()
         if instance is None:
             raise CommandError(f"no run {run}", returncode=2)
@@ -40,7 +39,11 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result))
             return
         mean = result["mean_reward"]
-        self.stdout.write(self.style.SUCCESS(f"Run {run}: held-out mean reward {'-' if mean is None else f'{mean:.3f}'}"))
+        left_out = f" ({result['none']} of {result['samples']} left out: infrastructure failed)" if result["none"] else ""
+        self.stdout.write(self.style.SUCCESS(
+            f"Run {run}: held-out mean reward {'-' if mean is None else f'{mean:.3f}'}{left_out}"))
         for subject, s in result["per_subject"].items():
             m = s["mean_reward"]
-            self.stdout.write(f"  {subject}: {'-' if m is None else f'{m:.3f}'} over {s['samples']} samples, gate pass {s['gate_pass_rate']:.2f}")
+            nones = f", {s['none']} None" if s["none"] else ""
+            self.stdout.write(f"  {subject}: {'-' if m is None else f'{m:.3f}'} over {s['samples']} samples, "
+                              f"gate pass {s['gate_pass_rate']:.2f}{nones}")
