@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from paintapp.env.seedgen import generate_pool  # noqa: E402
-from paintapp.env.sketch import gate_source  # noqa: E402
+from paintapp.env.gate import gate_source  # noqa: E402
 
 
 def timed(code: str, repeat: int = 15) -> float:

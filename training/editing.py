@@ -29,8 +29,8 @@ from curation.images import ImageRejected, normalise_image
 from curation.models import PoolMember, Provenance, Reference
 from curation.services import reference_create
 from paintapp.celery import app as celery_app
+from paintapp.env.gate import MAX_SOURCE_CHARS, gate_source
 from paintapp.env.reward import Recipe
-from paintapp.env.sketch import MAX_SOURCE_CHARS, gate_source
 from training.config import RunArguments
 from training.models import Revision, Rollout
 from training.rewarding import render_seed, reward_parts

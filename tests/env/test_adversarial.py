@@ -18,7 +18,7 @@ from tree_sitter import Language, Parser
 
 from paintapp.env import seedgen
 from paintapp.env.renderer import Render
-from paintapp.env.sketch import gate_source
+from paintapp.env.gate import gate_source
 from tests.env.adversarial import (
     BENCH_DIR,
     CASES,

@@ -8,6 +8,8 @@ from collections import Counter
 
 import pytest
 
+from paintapp.env.extraction import extract_sketch
+from paintapp.env.gate import gate_source
 from paintapp.env.prompts import SUBJECTS, SYSTEM_PROMPT, user_message
 from paintapp.env.seedgen import (
     SEED_SUBJECTS,
@@ -18,7 +20,6 @@ from paintapp.env.seedgen import (
     generate_pool,
     sft_pairs,
 )
-from paintapp.env.sketch import extract_sketch, gate_source
 
 ALLOWED_CALLS = {
     "scaleBrushes", "noStroke", "fill", "noFill", "fillBleed", "fillTexture",

@@ -102,8 +102,9 @@ class Command(BaseCommand):
 
         from curation.models import Pool
         from curation.selectors import group_references, pool_get
+        from paintapp.env.gate import gate_reply
+        from paintapp.env.length import length_score
         from paintapp.env.reward import combine
-        from paintapp.env.sketch import gate_reply, length_score
         from training.services import LaunchError, painting_score, recipe_get
 
         try:
