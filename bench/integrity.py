@@ -29,7 +29,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from paintapp.env.gate import gate_source  # noqa: E402
-from paintapp.env.renderer import Renderer, RendererConfig  # noqa: E402
+from paintapp.env.render_config import RendererConfig  # noqa: E402
+from paintapp.env.renderer import Renderer  # noqa: E402
 from paintapp.env.seedgen import generate_pool  # noqa: E402
 
 DEAD_HANDLERS = {"mousePressed", "windowResized"}

@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from PIL import Image, ImageDraw  # noqa: E402
 
-from paintapp.env.renderer import Renderer, RendererConfig  # noqa: E402
+from paintapp.env.render_config import RendererConfig  # noqa: E402
+from paintapp.env.renderer import Renderer  # noqa: E402
 from paintapp.env.seedgen import STYLES, SeedSketch, generate, generate_pool  # noqa: E402
 
 LABEL_H = 30

@@ -13,7 +13,8 @@ from django.utils import timezone
 from curation.models import Pool, Tier
 from paintapp.env.painting import paint_source
 from paintapp.env.prompts import SUBJECTS
-from paintapp.env.renderer import RendererConfig, get_renderer
+from paintapp.env.render_config import RendererConfig
+from paintapp.env.renderer import get_renderer
 from paintapp.env.reward import PRESETS, Recipe
 from paintapp.storage import sha256_hex, store_content_addressed
 from training.config import RunArguments

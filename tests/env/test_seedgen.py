@@ -197,7 +197,8 @@ def test_a_seed_sketch_is_a_frozen_record():
 
 @pytest.mark.slow
 def test_one_sketch_per_style_renders_without_violations_and_paints_as_its_style_says():
-    from paintapp.env.renderer import Renderer, RendererConfig
+    from paintapp.env.render_config import RendererConfig
+    from paintapp.env.renderer import Renderer
 
     # small, quick subjects; one sketch of every style
     picks = {

@@ -16,7 +16,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from paintapp.env.painting import Painting, paint_reply
-from paintapp.env.renderer import Renderer, RendererConfig, RenderUnavailable
+from paintapp.env.render_config import RendererConfig
+from paintapp.env.render_result import RenderUnavailable
+from paintapp.env.renderer import Renderer
 from training.services import renderer_config
 
 EXIT_USAGE = 2
