@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import psutil  # installed with accelerate
+import psutil
 from tqdm import tqdm
 
 REPO = Path(__file__).resolve().parents[1]

@@ -7,57 +7,51 @@ SIGKILLing it and every process below it (renderers, GPU, zygotes).
 """
 from __future__ import annotations
 
-import os
-import signal
-from pathlib import Path
+import psutil
 
 from paintapp.env.render_config import MARKER_SWITCH
 
 __all__ = ["find_browser_pid", "kill_browser_tree"]
 
 
+def _command_line(process: psutil.Process) -> str:
+    """The process's arguments joined with NULs, as /proc shows them ('' when unreadable)."""
+    try:
+        return "\0".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def _is_our_browser(command_line: str, marker: str) -> bool:
+    # Chromium's children carry --type=renderer/gpu-process/zygote; the browser does not.
+    return MARKER_SWITCH + marker in command_line and "--type=" not in command_line
+
+
 def find_browser_pid(marker: str) -> int | None:
-    """The pid of the browser process launched with our marker switch (Linux /proc)."""
-    needle = (MARKER_SWITCH + marker).encode()
-    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if needle in cmd and b"--type=" not in cmd:
-            return int(entry.name)
+    """The pid of the browser process launched with our marker switch."""
+    for process in psutil.process_iter():
+        if _is_our_browser(_command_line(process), marker):
+            return process.pid
     return None
 
 
 def kill_browser_tree(pid: int, marker: str) -> None:
     """SIGKILL the browser and every process below it (renderers, GPU, zygotes).
 
-    The root must still carry our marker switch, so a recycled pid is never touched.
+    The root must still carry our marker switch, so a recycled pid is never touched; psutil
+    also refuses to signal a process whose pid was reused after it was looked up.
     """
     try:
-        if (MARKER_SWITCH + marker).encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+        root = psutil.Process(pid)
+        if MARKER_SWITCH + marker not in _command_line(root):
             return
-    except OSError:
+        # The whole tree first, then the kills: a child of a dead parent is reparented
+        # and could no longer be found below the root.
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:  # already gone
         return
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for process in tree:
         try:
-            stat = (entry / "stat").read_text()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    todo, tree = [pid], []
-    while todo:
-        p = todo.pop()
-        tree.append(p)
-        todo.extend(children.get(p, []))
-    for p in tree:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except OSError:
+            process.kill()
+        except psutil.Error:
             pass
