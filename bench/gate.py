@@ -9,7 +9,7 @@ import time
 
 
 from paintapp.env.seedgen import generate_pool
-from paintapp.env.sketch import gate_source
+from paintapp.env.gate import gate_source
 
 
 def timed(code: str, repeat: int = 15) -> float:

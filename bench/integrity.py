@@ -22,14 +22,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import psutil  # installed with accelerate
+import psutil
 from tqdm import tqdm
 
 REPO = Path(__file__).resolve().parents[1]
 
-from paintapp.env.renderer import Renderer, RendererConfig  # noqa: E402
+from paintapp.env.gate import gate_source  # noqa: E402
+from paintapp.env.render_config import RendererConfig  # noqa: E402
+from paintapp.env.renderer import Renderer  # noqa: E402
 from paintapp.env.seedgen import generate_pool  # noqa: E402
-from paintapp.env.sketch import gate_source  # noqa: E402
 
 DEAD_HANDLERS = {"mousePressed", "windowResized"}
 

@@ -26,8 +26,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-from paintapp.env import renderer as rmod  # noqa: E402
-from paintapp.env.renderer import Renderer, RendererConfig  # noqa: E402
+from paintapp.env import render_worker  # noqa: E402
+from paintapp.env.render_config import (  # noqa: E402
+    RendererConfig,
+    chromium_args,
+    playwright_disabled_features,
+)
+from paintapp.env.renderer import Renderer  # noqa: E402
 
 SKETCHES = {
     name: (REPO / "bench" / "sketches" / f"{name}.js").read_text() for name in ("trivial", "typical", "heavy")
@@ -187,8 +192,8 @@ def bench_sizes(rows: list[Row], n: int) -> None:
 
 
 def flag_variants() -> dict[str, Callable[[RendererConfig, str], list[str]]]:
-    ours = rmod.chromium_args
-    playwright_only = ",".join(rmod.playwright_disabled_features())
+    ours = chromium_args
+    playwright_only = ",".join(playwright_disabled_features())
 
     def without_omnibox(config: RendererConfig, marker: str = "") -> list[str]:
         return [f"--disable-features={playwright_only}" if a.startswith("--disable-features=") else a
@@ -213,14 +218,15 @@ def flag_variants() -> dict[str, Callable[[RendererConfig, str], list[str]]]:
 
 
 def bench_flags(rows: list[Row], n: int, quick: bool) -> None:
-    original = rmod.chromium_args
+    # The worker looks the switches up when it launches Chromium.
+    original = render_worker.chromium_args
     try:
         for name, fn in flag_variants().items():
             slow = name.startswith("published")
             if slow and quick:
                 progress(f"flags: {name}: skipped with --quick (~40 s+ per render)")
                 continue
-            rmod.chromium_args = fn
+            render_worker.chromium_args = fn
             progress(f"flags: {name}")
             with Renderer(RendererConfig(timeout_s=240 if slow else 60)) as r:
                 r.start()
@@ -233,7 +239,7 @@ def bench_flags(rows: list[Row], n: int, quick: bool) -> None:
                 note = "ran once" if slow else ""
                 rows.append(Row(f"flags: {name}", "typical", 600, typical, cpu=cpu, note=note))
     finally:
-        rmod.chromium_args = original
+        render_worker.chromium_args = original
 
 
 def print_table(rows: list[Row]) -> None:

@@ -63,7 +63,8 @@ def render_pool(sketches: list[SeedSketch], size: int, cache_dir: Path = CACHE_D
         else:
             todo.append(i)
     if todo:
-        from paintapp.env.renderer import Renderer, RendererConfig
+        from paintapp.env.render_config import RendererConfig
+        from paintapp.env.renderer import Renderer
 
         progress(f"rendering {len(todo)} of {len(sketches)} sketches at {size} px "
                  f"({len(sketches) - len(todo)} cached)")

@@ -17,7 +17,8 @@ from collections import defaultdict
 
 from PIL import Image, ImageDraw  # noqa: E402
 
-from paintapp.env.renderer import Renderer, RendererConfig  # noqa: E402
+from paintapp.env.render_config import RendererConfig  # noqa: E402
+from paintapp.env.renderer import Renderer  # noqa: E402
 from paintapp.env.seedgen import STYLES, SeedSketch, generate, generate_pool  # noqa: E402
 
 LABEL_H = 30

@@ -48,7 +48,8 @@ def main() -> int:
     import datasets
     from transformers.utils import logging as hf_logging
 
-    from paintapp.env.renderer import Renderer, RendererConfig
+    from paintapp.env.render_config import RendererConfig
+    from paintapp.env.renderer import Renderer
     from training.tiny_model import QUICK_SPEC, TinyModelSpec, build_tiny_model, read_model_info, sample_pass_rate
 
     hf_logging.set_verbosity_error()

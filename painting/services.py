@@ -13,7 +13,8 @@ from django.utils.text import slugify
 
 from paintapp.env.judges import judge_against_references
 from paintapp.env.painting import paint_source
-from paintapp.env.renderer import Renderer, RendererConfig, get_renderer
+from paintapp.env.render_config import RendererConfig
+from paintapp.env.renderer import Renderer, get_renderer
 from paintapp.env.reward import PRESETS, Recipe
 from paintapp.storage import sha256_hex, store_content_addressed
 from painting.judging import judge_for, reference_library, scorer_for

@@ -9,8 +9,10 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from paintapp.env.renderer import Render, Renderer
-from paintapp.env.sketch import GateVerdict, gate_reply, gate_source, length_score
+from paintapp.env.gate import GateVerdict, gate_reply, gate_source
+from paintapp.env.length import length_score
+from paintapp.env.render_result import Render
+from paintapp.env.renderer import Renderer
 
 # Violation codes that leave nothing to render.
 UNRENDERABLE = frozenset({"no_sketch_in_response", "truncated", "too_long", "gate_error"})

@@ -77,7 +77,7 @@ function setup() {
   brush.circle(300, 290, 60, 0.4);
 }"""
 
-# Our own wording of the published system's rules; the gate in sketch.py enforces them.
+# Our own wording of the published system's rules; the gate in gate.py enforces them.
 SYSTEM_PROMPT = f"""\
 You are a watercolour painter who paints by writing code. You answer with one complete
 p5.js 2.x sketch that paints with the p5.brush 2.x library, and nothing else runs but

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from paintapp.env.length import length_score
+
 DEFAULT_CRITERIA = (
     "Judge which painting is the better loose watercolour. Better: soft bleeding edges, "
     "layered translucent washes, edges that dissolve into the paper, a deliberate composition "
@@ -50,8 +52,6 @@ class Recipe:
 
     def length_part(self, code: str) -> float:
         """The length part of `code` under this recipe's token thresholds."""
-        from paintapp.env.sketch import length_score
-
         return length_score(code, low_tokens=self.length_low_tokens, full_tokens=self.length_full_tokens,
                             high_tokens=self.length_high_tokens)
 

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 
 from paintapp.env.brush_api import ALLOWED_BRUSH_METHODS, KNOWN_BRUSH_METHODS
-from paintapp.env.sketch import (
+from paintapp.env.extraction import extract_sketch
+from paintapp.env.gate import (
     MAX_SOURCE_CHARS,
     MAX_VIOLATIONS_PER_CODE,
-    VIOLATION_CODES,
     GateVerdict,
     Violation,
-    extract_sketch,
     gate_reply,
     gate_source,
 )
+from paintapp.env.gate_rules import VIOLATION_CODES
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).parent / "corpus"
@@ -499,44 +499,7 @@ def test_violation_str_names_the_position_and_code():
 
 
 # ---------------------------------------------------------------------------------------
-# Extraction and replies
-
-
-def test_extract_takes_the_first_js_block():
-    reply = "Intro\n```python\nx = 1\n```\n```js\nfirst();\n```\n```js\nsecond();\n```"
-    assert extract_sketch(reply) == "first();\n"
-
-
-@pytest.mark.parametrize("label", ["js", "javascript", "JavaScript", "jsx", "p5js"])
-def test_extract_accepts_javascript_labels(label):
-    assert extract_sketch(f"```{label}\nfoo();\n```") == "foo();\n"
-
-
-def test_extract_accepts_tilde_fences():
-    assert extract_sketch("~~~js\nfoo();\n~~~") == "foo();\n"
-
-
-def test_extract_uses_an_unlabelled_block_only_if_it_looks_like_javascript():
-    assert extract_sketch("```\nfunction setup() {}\n```") == "function setup() {}\n"
-    assert extract_sketch("```\njust some words\n```") is None
-
-
-def test_extract_returns_the_rest_of_an_unterminated_js_block():
-    assert extract_sketch("Here:\n```js\nfunction setup() {\n  brush.") == "function setup() {\n  brush."
-
-
-def test_extract_skips_blocks_inside_a_think_section():
-    reply = "<think>\n```js\nrect(1);\n```\n</think>\n```js\nfine();\n```"
-    assert extract_sketch(reply) == "fine();\n"
-
-
-def test_extract_returns_the_whole_reply_without_fences():
-    assert extract_sketch("function setup() {}") == "function setup() {}"
-
-
-@pytest.mark.parametrize("reply", ["", "   \n", None])
-def test_extract_returns_none_for_empty_replies(reply):
-    assert extract_sketch(reply) is None
+# Replies
 
 
 def test_gate_reply_returns_the_extracted_code_and_its_verdict():
@@ -638,7 +601,8 @@ def test_the_environment_imports_no_django():
     probe = (
         "import sys, types; pkg = types.ModuleType('paintapp'); pkg.__path__ = ['paintapp']; "
         "sys.modules['paintapp'] = pkg; "
-        "import paintapp.env.sketch, paintapp.env.prompts, paintapp.env.brush_api; "
+        "import paintapp.env.gate, paintapp.env.extraction, paintapp.env.length, "
+        "paintapp.env.prompts, paintapp.env.brush_api; "
         "print(any(m == 'django' or m.startswith(('django.', 'celery')) for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,

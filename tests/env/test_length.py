@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paintapp.env.sketch import estimate_tokens, length_score
+from paintapp.env.length import estimate_tokens, length_score
 
 
 def code_of(tokens: int) -> str:

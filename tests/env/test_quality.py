@@ -210,7 +210,8 @@ def _rendered(sketches, size: int) -> list[bytes]:
             path = SEED_CACHE / f"s{size}" / f"{sk.id}-{key}.png"
             if not path.exists():
                 if renderer is None:
-                    from paintapp.env.renderer import Renderer, RendererConfig
+                    from paintapp.env.render_config import RendererConfig
+                    from paintapp.env.renderer import Renderer
 
                     renderer = Renderer(RendererConfig(prewarm=False))
                 render = renderer.render(sk.code, seed=sk.seed, size=size)

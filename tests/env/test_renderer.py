@@ -10,22 +10,21 @@ import multiprocessing
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from paintapp.env.image import image_diff_fraction, png_to_array
-from paintapp.env.renderer import (
-    BLANK_CANVAS,
-    RENDER_TIMEOUT,
+from paintapp.env.render_config import (
     REFERENCE_SIZE,
-    Render,
-    Renderer,
     RendererConfig,
-    RenderUnavailable,
     chromium_args,
     density_for,
-    get_renderer,
     playwright_disabled_features,
 )
+from paintapp.env.render_result import Render, RenderUnavailable
+from paintapp.env.renderer import Renderer, get_renderer
+from paintapp.env.sandbox import BLANK_CANVAS, RENDER_TIMEOUT
+from tests.support.processes import still_running
 
 CORPUS = Path(__file__).parent / "corpus"
 RUNTIME = CORPUS / "runtime"
@@ -242,14 +241,27 @@ def test_a_sketch_that_never_finishes_times_out_and_the_renderer_recovers(watchd
     assert time.monotonic() - t1 < WATCHDOG_TIMEOUT_S
 
 
+def test_the_watchdog_leaves_no_process_of_the_hung_browser_behind(watchdog_renderer):
+    minimal = (CORPUS / "good" / "minimal.js").read_text()
+    assert watchdog_renderer.render(minimal, size=SIZE).passed
+    time.sleep(1.0)  # the next page is pre-warmed: its renderer process is in the tree now
+    root = psutil.Process(watchdog_renderer._worker.browser_pid)
+    tree = [root, *root.children(recursive=True)]
+    assert len(tree) > 1, "Chromium runs its pages in processes below the browser"
+    result = watchdog_renderer.render((RUNTIME / "loop_draw.js").read_text(), size=SIZE)
+    assert result.violations == [RENDER_TIMEOUT]
+    assert still_running(tree) == []
+    assert watchdog_renderer.render(minimal, size=SIZE).passed
+
+
 def test_a_browser_that_died_between_renders_is_replaced_without_blaming_the_sketch(watchdog_renderer):
-    from paintapp.env.renderer import _kill_tree
+    from paintapp.env.browser_process import kill_browser_tree
 
     minimal = (CORPUS / "good" / "minimal.js").read_text()
     assert watchdog_renderer.render(minimal, size=SIZE).passed
     time.sleep(1.0)  # the next page is pre-warmed in the browser we are about to kill
     worker = watchdog_renderer._worker
-    _kill_tree(worker.browser_pid, worker.marker)
+    kill_browser_tree(worker.browser_pid, worker.marker)
     result = watchdog_renderer.render(minimal, size=SIZE)
     assert result.passed, (result.violations, result.errors)
 

@@ -26,7 +26,9 @@ import time
 
 import pytest
 
-from paintapp.env.renderer import Render, Renderer, RendererConfig
+from paintapp.env.render_config import RendererConfig
+from paintapp.env.render_result import Render
+from paintapp.env.renderer import Renderer
 from paintapp.env.sandbox import compose_module
 from tests.support.rendering import render_many
 

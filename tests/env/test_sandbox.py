@@ -22,9 +22,12 @@ from pathlib import Path
 import pytest
 
 from paintapp.env.image import image_diff_fraction
-from paintapp.env.renderer import RENDER_TIMEOUT, Render, Renderer, RendererConfig
+from paintapp.env.render_config import RendererConfig
+from paintapp.env.render_result import Render
+from paintapp.env.renderer import Renderer
 from paintapp.env.sandbox import (
     EXPORT_NAME,
+    RENDER_TIMEOUT,
     code_for_denied,
     compose_module,
     png_size,

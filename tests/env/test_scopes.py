@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from paintapp.env.scopes import decode_identifier, resolve
-from paintapp.env.sketch import parse_js
+from paintapp.env.js_syntax import parse_js
 
 
 def scopes(code: str):

@@ -10,6 +10,8 @@ from collections import Counter
 
 import pytest
 
+from paintapp.env.extraction import extract_sketch
+from paintapp.env.gate import gate_source
 from paintapp.env.prompts import SUBJECTS, SYSTEM_PROMPT, user_message
 from paintapp.env.seedgen import (
     SEED_SUBJECTS,
@@ -20,7 +22,6 @@ from paintapp.env.seedgen import (
     generate_pool,
     sft_pairs,
 )
-from paintapp.env.sketch import extract_sketch, gate_source
 
 ALLOWED_CALLS = {
     "scaleBrushes", "noStroke", "fill", "noFill", "fillBleed", "fillTexture",
@@ -217,7 +218,8 @@ def test_a_seed_sketch_is_a_frozen_record():
 
 @pytest.mark.slow
 def test_one_sketch_per_style_renders_without_violations_and_paints_as_its_style_says():
-    from paintapp.env.renderer import Renderer, RendererConfig
+    from paintapp.env.render_config import RendererConfig
+    from paintapp.env.renderer import Renderer
 
     # small, quick subjects; one sketch of every style
     picks = {

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from paintapp.env.renderer import Renderer, RendererConfig
+from paintapp.env.render_config import RendererConfig
+from paintapp.env.renderer import Renderer
 from paintapp.env.reward import PRESETS
 from painting.pipeline import RENDER_ONLY, InProcess, PaintJob, Workers, paint_batch, render_seed
 from tests.conftest import TEST_BROKER_URL, TEST_RESULT_URL

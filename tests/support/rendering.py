@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from paintapp.env.renderer import Render, Renderer, RendererConfig
+from paintapp.env.render_config import RendererConfig
+from paintapp.env.render_result import Render
+from paintapp.env.renderer import Renderer
 
 
 def render_many(codes: list[str], *, timeout_s: float, size: int, workers: int = 2) -> list[Render]:

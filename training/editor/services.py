@@ -27,7 +27,7 @@ from curation.images import ImageRejected, normalise_image
 from curation.models import Provenance, Reference
 from curation.services import reference_create
 from paintapp.celery import app as celery_app
-from paintapp.env.sketch import MAX_SOURCE_CHARS, gate_source
+from paintapp.env.gate import MAX_SOURCE_CHARS, gate_source
 from painting.pipeline import reward_of
 from painting.tasks import render_sketch, score_painting
 from training.editor.selectors import rollout_recipe, rollout_render_settings

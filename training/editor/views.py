@@ -16,7 +16,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from paintapp.env.sketch import MAX_SOURCE_CHARS
+from paintapp.env.gate import MAX_SOURCE_CHARS
 from paintapp.storage import stored_png_response
 from training.editor import presenters, selectors, services
 from training.models import Revision, Rollout

@@ -17,7 +17,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from paintapp.env.painting import Painting, paint_reply
-from paintapp.env.renderer import Renderer, RenderUnavailable
+from paintapp.env.render_result import RenderUnavailable
+from paintapp.env.renderer import Renderer
 from painting.judging import reference_library
 from painting.pipeline import InProcess, PaintJob, paint_batch
 from painting.selectors import recipe_get

@@ -10,8 +10,9 @@ import pytest
 from django.urls import reverse
 
 from curation.models import Provenance, Reference
+from paintapp.env.gate import MAX_SOURCE_CHARS
+from paintapp.env.length import length_score
 from paintapp.env.reward import Recipe
-from paintapp.env.sketch import MAX_SOURCE_CHARS, length_score
 from tests.curation.factories import make_pool
 from tests.training.factories import GOOD, LOOP_FOREVER, make_run
 from training.editor import presenters, selectors, services

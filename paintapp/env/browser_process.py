@@ -1,0 +1,57 @@
+"""The renderer's Chromium as operating-system processes: find it, kill its whole tree.
+
+Each renderer launches Chromium with a marker switch of its own (MARKER_SWITCH + a
+random hex). The watchdog uses it to find the browser without asking Playwright (whose
+objects belong to another thread), and to be sure a pid still names our browser before
+SIGKILLing it and every process below it (renderers, GPU, zygotes).
+"""
+from __future__ import annotations
+
+import psutil
+
+from paintapp.env.render_config import MARKER_SWITCH
+
+__all__ = ["find_browser_pid", "kill_browser_tree"]
+
+
+def _command_line(process: psutil.Process) -> str:
+    """The process's arguments joined with NULs, as /proc shows them ('' when unreadable)."""
+    try:
+        return "\0".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def _is_our_browser(command_line: str, marker: str) -> bool:
+    # Chromium's children carry --type=renderer/gpu-process/zygote; the browser does not.
+    return MARKER_SWITCH + marker in command_line and "--type=" not in command_line
+
+
+def find_browser_pid(marker: str) -> int | None:
+    """The pid of the browser process launched with our marker switch."""
+    for process in psutil.process_iter():
+        if _is_our_browser(_command_line(process), marker):
+            return process.pid
+    return None
+
+
+def kill_browser_tree(pid: int, marker: str) -> None:
+    """SIGKILL the browser and every process below it (renderers, GPU, zygotes).
+
+    The root must still carry our marker switch, so a recycled pid is never touched; psutil
+    also refuses to signal a process whose pid was reused after it was looked up.
+    """
+    try:
+        root = psutil.Process(pid)
+        if MARKER_SWITCH + marker not in _command_line(root):
+            return
+        # The whole tree first, then the kills: a child of a dead parent is reparented
+        # and could no longer be found below the root.
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:  # already gone
+        return
+    for process in tree:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
