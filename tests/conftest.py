@@ -10,13 +10,15 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 import pytest  # noqa: E402
 import redis  # noqa: E402
 
+from paintapp.env.render_config import RendererConfig  # noqa: E402
+from paintapp.env.renderer import Renderer  # noqa: E402
 from tests.support.workers import WorkerProcess  # noqa: E402
 
 # A test that uses one of these starts Chromium, a Celery worker, a live server or a model
 # build: it is `slow` (and `browser` when it drives the studio), so `make test-fast` skips it.
 SLOW_FIXTURES = {
     "chromium", "signed_in_page", "live_server", "start_worker", "worker_env", "tiny_model", "painter_model",
-    "renderer", "watchdog_renderer", "short_renderer", "in_process", "hostile_renders", "legit_renders",
+    "renderer", "watchdog_renderer", "short_renderer", "unshadowed_renderer", "in_process", "hostile_renders", "legit_renders",
 }
 BROWSER_FIXTURES = {"chromium", "signed_in_page"}
 
@@ -43,6 +45,15 @@ def _test_broker():
     app.conf.update(broker_url=TEST_BROKER_URL, result_backend=TEST_RESULT_URL)
     yield
     app.close()
+
+
+@pytest.fixture(scope="session")
+def renderer():
+    """The one shared warm renderer, for every test that only needs sketches rendered (each
+    render gets a fresh browser context, so tests cannot see each other's pages). Tests of
+    the renderer's own limits (watchdog, pixel budget, a dead browser) build their own."""
+    with Renderer(RendererConfig(timeout_s=30)) as shared:
+        yield shared
 
 
 @pytest.fixture(scope="session")

@@ -43,12 +43,6 @@ def names_of(kind: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def renderer():
-    with Renderer(RendererConfig(timeout_s=30)) as r:
-        yield r
-
-
-@pytest.fixture(scope="module")
 def watchdog_renderer():
     """A renderer with a short deadline, for sketches that never finish."""
     with Renderer(RendererConfig(timeout_s=WATCHDOG_TIMEOUT_S)) as r:

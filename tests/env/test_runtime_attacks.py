@@ -37,12 +37,6 @@ pytestmark = pytest.mark.slow
 SIZE = 128
 
 
-@pytest.fixture(scope="module")
-def renderer():
-    with Renderer(RendererConfig(timeout_s=10)) as r:
-        yield r
-
-
 SHORT_TIMEOUT_S = 4  # for the sketches that must be killed
 
 

@@ -147,7 +147,7 @@ def listener():
 
 
 @pytest.fixture(scope="module")
-def renderer():
+def unshadowed_renderer():
     """The layers beneath the allowlist alone: sketches here can name fetch and document."""
     with Renderer(RendererConfig(timeout_s=HOSTILE_TIMEOUT_S * 5, shadow_globals=False)) as r:
         yield r
@@ -172,9 +172,9 @@ def test_the_listener_itself_is_reachable_from_python(listener):
 
 
 @pytest.mark.slow
-def test_escape_attempts_never_reach_a_local_server(renderer, listener):
+def test_escape_attempts_never_reach_a_local_server(unshadowed_renderer, listener):
     code = (RUNTIME / "network_escape.js").read_text().replace("__PORT__", str(listener.port))
-    result = renderer.render(code, seed=0, size=256)
+    result = unshadowed_renderer.render(code, seed=0, size=256)
     # A verdict, not an exception: the sketch painted after all its attempts failed.
     assert isinstance(result, Render)
     assert sorted(result.violations) == EXPECTATIONS["network_escape.js"]["violations"], result.errors
@@ -194,13 +194,13 @@ def test_the_allowlist_stops_the_escape_sketch_at_its_first_forbidden_name(guard
     assert listener.hits == []
 
 
-def test_the_page_cannot_read_host_files(renderer):
-    result = renderer.render((RUNTIME / "file_access.js").read_text(), size=256)
+def test_the_page_cannot_read_host_files(unshadowed_renderer):
+    result = unshadowed_renderer.render((RUNTIME / "file_access.js").read_text(), size=256)
     assert result.bare_calls == {}, "a file: read succeeded and the sketch drew its marker"
     assert sorted(result.violations) == EXPECTATIONS["file_access.js"]["violations"]
 
 
-def test_a_sketch_leaves_nothing_behind_for_the_next_one(renderer):
+def test_a_sketch_leaves_nothing_behind_for_the_next_one(unshadowed_renderer):
     writer = """
     function setup() {
       createCanvas(600, 600, WEBGL);
@@ -218,8 +218,8 @@ def test_a_sketch_leaves_nothing_behind_for_the_next_one(renderer):
         document.cookie.includes("note") || window.name === "left behind";
       if (leaked) window["re" + "ct"](0, 0, 10, 10);
     }"""
-    renderer.render(writer, size=64)
-    result = renderer.render(reader, size=64)
+    unshadowed_renderer.render(writer, size=64)
+    result = unshadowed_renderer.render(reader, size=64)
     assert result.bare_calls == {}, "state survived from one render to the next"
 
 

@@ -20,10 +20,9 @@ HPS_ONLY = PRESETS["hps-only"]  # the features scorer: no judge, no references n
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def in_process():
-    with Renderer(RendererConfig(timeout_s=30)) as renderer:
-        yield InProcess(renderer)
+@pytest.fixture
+def in_process(renderer):
+    return InProcess(renderer)
 
 
 @pytest.fixture
