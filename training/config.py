@@ -21,9 +21,9 @@ _NONE = {"none", "null"}
 def argument(
     default: Any,
     *,
-    help: str,  # noqa: A002 - the dataclass-metadata key TRL and HfArgumentParser use
-    min: float | None = None,  # noqa: A002
-    max: float | None = None,  # noqa: A002
+    help: str,  # the metadata key TRL and HfArgumentParser use
+    min: float | None = None,
+    max: float | None = None,
     choices: tuple | None = None,
     label: str | None = None,
     on_form: bool = False,
@@ -166,7 +166,7 @@ class RunArguments:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "RunArguments":
+    def from_dict(cls, data: dict[str, Any] | None) -> RunArguments:
         """Unknown keys are ignored: stored runs may carry arguments that have moved
         (length_*_tokens now live in the run's recipe snapshot)."""
         known = {f.name for f in fields(cls)}
