@@ -8,6 +8,7 @@ train --set` and its help listing, and the arguments GRPOConfig shares (training
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, get_type_hints
 
@@ -63,7 +64,7 @@ class ArgumentSpec:
             if isinstance(value, bool) or not isinstance(value, int):
                 return f"{self.name} must be a whole number"
         elif self.kind is float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 return f"{self.name} must be a number"
         elif not isinstance(value, self.kind):
             return f"{self.name} must be a {self.kind.__name__}"
@@ -90,7 +91,8 @@ class ArgumentSpec:
             try:
                 return self.kind(raw)
             except ValueError:
-                raise ValueError(f"{self.name} must be {'a whole number' if self.kind is int else 'a number'}, not {text!r}") from None
+                expected = "a whole number" if self.kind is int else "a number"
+                raise ValueError(f"{self.name} must be {expected}, not {text!r}") from None
         return raw
 
     def describe(self) -> str:

@@ -37,6 +37,8 @@ def test_whole_numbers_must_be_whole_and_numbers_accept_integers():
         RunArguments(num_generations=4.5)
     with pytest.raises(ValueError, match="use_vllm must be true or false"):
         RunArguments(use_vllm=1)
+    with pytest.raises(ValueError, match="beta must be a number"):
+        RunArguments(beta=argument_spec("beta").parse("nan"))
     args = RunArguments(beta=0, learning_rate=1)
     assert (args.beta, args.learning_rate) == (0.0, 1.0) and isinstance(args.beta, float)
 
