@@ -16,24 +16,15 @@ TIER_FILTERS = ("all", "ungraded", "graded", *Tier.values)
 
 @dataclass(frozen=True)
 class ReferenceFilter:
-    """What the grid, the bulk actions and the pool builder select — always server-side."""
+    """What the grid, the bulk actions and the pool builder select — always server-side.
+
+    Read from request parameters by curation.forms.ReferenceFilterForm.
+    """
 
     tier: str = "all"
     subject: str = ""
     provenance: str = ""
     has_source: bool | None = None
-
-    @classmethod
-    def from_params(cls, params) -> "ReferenceFilter":
-        tier = params.get("tier") or "all"
-        provenance = params.get("provenance") or ""
-        has_source = {"yes": True, "no": False}.get(params.get("has_source") or "")
-        return cls(
-            tier=tier if tier in TIER_FILTERS else "all",
-            subject=(params.get("subject") or "").strip()[:120],
-            provenance=provenance if provenance in Provenance.values else "",
-            has_source=has_source,
-        )
 
     def to_params(self) -> dict[str, str]:
         params = {"tier": self.tier, "subject": self.subject, "provenance": self.provenance}

@@ -1,6 +1,8 @@
 """Curation pages: reference grid, keyboard focus view, bulk grading, pool builder, pools."""
 from __future__ import annotations
 
+import functools
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
@@ -12,6 +14,7 @@ from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from curation import importing, selectors, services
+from curation.forms import FilterError, ReferenceFilterForm
 from curation.models import Pool, PoolExport, Provenance, Reference, Tier
 from curation.selectors import ReferenceFilter
 from curation.thumbs import THUMB_SIZES, thumbnail
@@ -38,6 +41,17 @@ def _filter_query(flt: ReferenceFilter, **extra) -> str:
     return urlencode(params)
 
 
+def _bad_filter_is_400(view):
+    """A view whose filter parameters cannot be read answers 400 with what was wrong."""
+    @functools.wraps(view)
+    def wrapped(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except FilterError as exc:
+            return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    return wrapped
+
+
 @require_GET
 def pools(request):
     by_name: dict[str, list[Pool]] = {}
@@ -52,8 +66,9 @@ def pools(request):
 
 
 @require_GET
+@_bad_filter_is_400
 def reference_grid(request):
-    flt = ReferenceFilter.from_params(request.GET)
+    flt = ReferenceFilterForm(request.GET).reference_filter()
     grader = _grader(request, request.GET)
     qs = selectors.reference_list(curator=grader, flt=flt)
     page = Paginator(qs, GRID_PAGE_SIZE).get_page(request.GET.get("page"))
@@ -74,8 +89,9 @@ def reference_grid(request):
 
 
 @require_GET
+@_bad_filter_is_400
 def reference_focus(request, reference_id: int):
-    flt = ReferenceFilter.from_params(request.GET)
+    flt = ReferenceFilterForm(request.GET).reference_filter()
     reference = get_object_or_404(selectors.with_tier(Reference.objects.all(), request.user), pk=reference_id)
     previous_id, next_id = selectors.neighbours(curator=request.user, flt=flt, reference_id=reference_id)
     ids = list(selectors.reference_list(curator=request.user, flt=flt).values_list("id", flat=True))
@@ -158,10 +174,11 @@ def _wants_json(request) -> bool:
 
 
 @require_http_methods(["GET", "POST"])
+@_bad_filter_is_400
 def bulk_grade(request):
     """Grade the whole server-side filter result, after a confirmation that shows the count."""
     params = request.POST if request.method == "POST" else request.GET
-    flt = ReferenceFilter.from_params(params)
+    flt = ReferenceFilterForm(params).reference_filter()
     tier = params.get("bulk_tier", "")
     count = selectors.reference_list(curator=request.user, flt=flt).count()
     label = dict(Tier.choices).get(tier, "ungraded" if tier == "none" else None)
@@ -197,9 +214,10 @@ def image(request, sha256: str):
 
 
 @require_http_methods(["GET", "POST"])
+@_bad_filter_is_400
 def pool_builder(request):
     params = request.POST if request.method == "POST" else request.GET
-    flt = ReferenceFilter.from_params(params)
+    flt = ReferenceFilterForm(params).reference_filter()
     grader = _grader(request, params)
     tiers = params.getlist("tiers") or [Tier.LOVE, Tier.OKAY]
     form = {

@@ -10,36 +10,43 @@ import sys
 from pathlib import Path
 
 import dj_database_url
+from environs import Env, validate
 
 from paintapp.infra import resolve_services
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value.strip() == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+class StudioEnv(Env):
+    """environs' reader, where a blank variable (`DEBUG=` in a .env or compose file) means
+    "not set": it takes the default, as it always has here. Values are stripped.
+
+    A bad value stops start-up with an error naming the variable (environs' EnvValidationError).
+    """
+
+    def _get_value(self, env_key, default):
+        value = super()._get_value(env_key, default)
+        if isinstance(value, str):
+            value = value.strip()
+            return value if value else default
+        return value
+
+    def comma_list(self, name: str, default: list[str]) -> list[str]:
+        """A comma-separated list; blanks between commas are dropped."""
+        return [item for item in self.list(name, default, subcast=str.strip) if item]
 
 
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "").strip()
-    return int(value) if value else default
+env = StudioEnv()
+POSITIVE = validate.Range(min=1)
 
-
-def env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
-
-VAR_DIR = Path(os.environ.get("PAINTAPP_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR = env.path("PAINTAPP_VAR_DIR", BASE_DIR / "var")
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-DEBUG = env_bool("DEBUG", True)
+DEBUG = env.bool("DEBUG", True)
 # A fixed development key is fine locally; production settings refuse to start without one.
-SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-insecure-key-change-me-for-any-deployment")
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+SECRET_KEY = env.str("SECRET_KEY", "dev-only-insecure-key-change-me-for-any-deployment")
+ALLOWED_HOSTS = env.comma_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.comma_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -120,15 +127,15 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
-TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
+TIME_ZONE = env.str("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
 
 # --- Files -----------------------------------------------------------------------------
 STATIC_URL = "static/"
-STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+STATIC_ROOT = env.path("STATIC_ROOT", BASE_DIR / "staticfiles")
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns about a missing root
-NODE_MODULES = Path(os.environ.get("PAINTAPP_NODE_MODULES", BASE_DIR / "node_modules"))
+NODE_MODULES = env.path("PAINTAPP_NODE_MODULES", BASE_DIR / "node_modules")
 # Third-party browser assets come from npm at setup time and are served from node_modules;
 # they are never committed.
 STATICFILES_DIRS = [
@@ -138,7 +145,7 @@ STATICFILES_DIRS = [
     ("vendor/codemirror", NODE_MODULES / ".studio"),  # esbuild bundle made by `make setup`
 ]
 MEDIA_URL = "media/"
-MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
+MEDIA_ROOT = env.path("MEDIA_ROOT", BASE_DIR / "media")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -149,21 +156,21 @@ STORAGES = {
         )
     },
 }
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 20 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", 20 * 1024 * 1024, validate=POSITIVE)
 # The license written into exported datasets' cards (a Hub license id); the studio cannot
 # know under which terms its curators publish, so it says "unknown" until told.
-DATASET_LICENSE = os.environ.get("PAINTAPP_DATASET_LICENSE", "unknown")
+DATASET_LICENSE = env.str("PAINTAPP_DATASET_LICENSE", "unknown")
 
 # --- Celery ----------------------------------------------------------------------------
 # Long tasks: acknowledge after the work is done, take one message at a time, and keep the
 # broker from redelivering a running training task (visibility timeout > longest task).
-TRAIN_TIME_LIMIT_S = env_int("TRAIN_TIME_LIMIT_S", 72 * 3600)
-RENDER_TIME_LIMIT_S = env_int("RENDER_TIME_LIMIT_S", 180)
-SCORE_TIME_LIMIT_S = env_int("SCORE_TIME_LIMIT_S", 600)
+TRAIN_TIME_LIMIT_S = env.int("TRAIN_TIME_LIMIT_S", 72 * 3600, validate=POSITIVE)
+RENDER_TIME_LIMIT_S = env.int("RENDER_TIME_LIMIT_S", 180, validate=POSITIVE)
+SCORE_TIME_LIMIT_S = env.int("SCORE_TIME_LIMIT_S", 600, validate=POSITIVE)
 
 CELERY_BROKER_URL = SERVICES.broker_url
 CELERY_RESULT_BACKEND = SERVICES.result_backend
-CELERY_RESULT_EXPIRES = env_int("CELERY_RESULT_EXPIRES", 24 * 3600)
+CELERY_RESULT_EXPIRES = env.int("CELERY_RESULT_EXPIRES", 24 * 3600, validate=validate.Range(min=0))
 CELERY_RESULT_EXTENDED = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -177,14 +184,14 @@ CELERY_WORKER_SEND_TASK_EVENTS = False
 if SERVICES.broker_mode == "redis":
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": TRAIN_TIME_LIMIT_S + 3600}
     CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"visibility_timeout": TRAIN_TIME_LIMIT_S + 3600}
-RENDER_CONCURRENCY = env_int("RENDER_CONCURRENCY", 2)
-SCORE_CONCURRENCY = env_int("SCORE_CONCURRENCY", 1)
+RENDER_CONCURRENCY = env.int("RENDER_CONCURRENCY", 2, validate=POSITIVE)
+SCORE_CONCURRENCY = env.int("SCORE_CONCURRENCY", 1, validate=POSITIVE)
 
 # --- Painting environment --------------------------------------------------------------
-CHROMIUM_PATH = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-RENDER_SIZE = env_int("RENDER_SIZE", 600)
-RENDER_TIMEOUT_S = env_int("RENDER_TIMEOUT_S", 60)
-MODELS_DIR = Path(os.environ.get("PAINTAPP_MODELS_DIR", BASE_DIR / "models"))
+CHROMIUM_PATH = env.str("CHROMIUM_PATH", "/usr/bin/chromium")
+RENDER_SIZE = env.int("RENDER_SIZE", 600, validate=validate.Range(min=16, max=4096))  # what the renderer accepts
+RENDER_TIMEOUT_S = env.int("RENDER_TIMEOUT_S", 60, validate=POSITIVE)
+MODELS_DIR = env.path("PAINTAPP_MODELS_DIR", BASE_DIR / "models")
 
 # --- Logging ---------------------------------------------------------------------------
 LOGGING = {
@@ -192,7 +199,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env.log_level("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         # Task results (whole render verdicts) are data for the caller, not log lines.

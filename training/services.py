@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from curation.models import Pool, Tier
 from paintapp.env.prompts import SUBJECTS
-from paintapp.env.reward import Recipe
+from paintapp.env.reward import LENGTH_THRESHOLDS, Recipe
 from painting.selectors import UnknownRecipe, recipe_get
 from training.config import RunArguments
 from training.models import Run
@@ -55,15 +55,26 @@ def run_launch(
     recipe_name: str,
     base_model: str | None = None,
     arguments: dict | None = None,
+    recipe_overrides: dict | None = None,
     subjects: list[str] | None = None,
     seed: int = 0,
     name: str = "",
     created_by: AbstractBaseUser | None = None,
 ) -> Run:
-    """Validate and queue a GRPO run on the `train` queue (after the transaction commits)."""
+    """Validate and queue a GRPO run on the `train` queue (after the transaction commits).
+
+    `recipe_overrides` sets this run's length thresholds on its recipe snapshot.
+    """
     try:
         recipe = recipe_get(recipe_name)
     except UnknownRecipe as exc:
+        raise LaunchError(str(exc)) from exc
+    unknown = sorted(set(recipe_overrides or {}) - set(LENGTH_THRESHOLDS))
+    if unknown:
+        raise LaunchError(f"a run can only set the recipe's {', '.join(LENGTH_THRESHOLDS)}, not {', '.join(unknown)}")
+    try:
+        recipe = recipe.with_(**(recipe_overrides or {}))
+    except ValueError as exc:
         raise LaunchError(str(exc)) from exc
     try:
         args = RunArguments.from_dict(arguments or {})
@@ -73,11 +84,6 @@ def run_launch(
     _check_base_model(base_model)
     _check_pool(pool, recipe)
     subjects = [s.strip() for s in (subjects or []) if s and s.strip()] or [SUBJECTS[0].text]
-    recipe = recipe.with_(
-        length_low_tokens=args.length_low_tokens,
-        length_full_tokens=args.length_full_tokens,
-        length_high_tokens=args.length_high_tokens,
-    )
     with transaction.atomic():
         run = Run.objects.create(
             name=name.strip()[:120] or f"{recipe.name} on {pool.label}",
@@ -121,6 +127,7 @@ def run_resume(*, run: Run) -> Run:
 def run_duplicate(*, run: Run, created_by: AbstractBaseUser | None = None) -> Run:
     return run_launch(
         pool=run.pool, recipe_name=run.recipe_name, base_model=run.base_model, arguments=run.hyperparameters,
+        recipe_overrides={k: run.recipe[k] for k in LENGTH_THRESHOLDS if k in run.recipe},  # the run's own thresholds
         subjects=run.subjects, seed=run.seed, name=f"{run.name} (copy)", created_by=created_by,
     )
 

@@ -47,42 +47,31 @@ def training_dataset(run: Run, args: RunArguments):
 
 
 def grpo_config(run: Run, args: RunArguments):
+    """TRL's GRPOConfig: every run argument GRPOConfig also declares, plus what the app decides."""
     import torch
     from trl import GRPOConfig
 
     on_gpu = torch.cuda.is_available()
     bf16 = on_gpu if args.bf16 is None else args.bf16
-    return GRPOConfig(
-        output_dir=run.output_dir,
-        seed=int(run.seed),
-        use_cpu=not on_gpu,
-        bf16=bf16,
-        gradient_checkpointing=on_gpu,  # TRL defaults it on; on CPU it only costs time
-        model_init_kwargs={"dtype": "bfloat16"} if bf16 else None,
-        per_device_train_batch_size=args.batch_size,
-        gradient_accumulation_steps=1,
-        num_generations=args.num_generations,
-        max_completion_length=args.max_completion_length,
-        temperature=args.temperature,
-        top_p=args.top_p,
-        top_k=args.top_k,
-        chat_template_kwargs={"enable_thinking": False},  # Qwen3 templates think by default
-        learning_rate=args.learning_rate,
-        lr_scheduler_type=args.lr_scheduler_type,
-        warmup_steps=args.warmup_steps,
-        scale_rewards=args.scale_rewards,
-        beta=args.beta,
-        max_steps=args.max_steps,
-        logging_steps=1,
-        save_strategy="steps",
-        save_steps=args.checkpoint_every,
-        save_total_limit=3,
-        report_to=[],
-        shuffle_dataset=False,
-        use_vllm=args.use_vllm,
-        vllm_mode=args.vllm_mode,
-        disable_tqdm=True,
-    )
+    return GRPOConfig(**{
+        **args.shared_with(GRPOConfig),
+        "output_dir": run.output_dir,
+        "seed": int(run.seed),
+        "use_cpu": not on_gpu,
+        "bf16": bf16,
+        "gradient_checkpointing": on_gpu,  # TRL defaults it on; on CPU it only costs time
+        "model_init_kwargs": {"dtype": "bfloat16"} if bf16 else None,
+        "per_device_train_batch_size": args.batch_size,
+        "gradient_accumulation_steps": 1,
+        "chat_template_kwargs": {"enable_thinking": False},  # Qwen3 templates think by default
+        "logging_steps": 1,
+        "save_strategy": "steps",
+        "save_steps": args.checkpoint_every,
+        "save_total_limit": 3,
+        "report_to": [],
+        "shuffle_dataset": False,
+        "disable_tqdm": True,
+    })
 
 
 def lora_config(args: RunArguments):

@@ -20,6 +20,8 @@ DEFAULT_CRITERIA = (
     "with breathing room. Worse: muddy or opaque blobs, uniform scribbles, hard flat edges, "
     "near-empty or overfilled canvases. Ignore what the subject is; judge only the craft."
 )
+# The length score's token thresholds: the recipe fields a launch may set per run.
+LENGTH_THRESHOLDS = ("length_low_tokens", "length_full_tokens", "length_high_tokens")
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,12 @@ class Recipe:
             raise ValueError("references_per_group must be an even number (half love, half okay)")
         if self.w_judge > 0 and self.references_per_group == 0:
             raise ValueError("a recipe that weights the judge needs references_per_group > 0")
+        thresholds = [getattr(self, name) for name in LENGTH_THRESHOLDS]
+        if any(isinstance(t, bool) or not isinstance(t, int) for t in thresholds):
+            raise ValueError("length thresholds must be whole numbers of tokens")
+        low, full, high = thresholds
+        if not 0 <= low < full <= high:
+            raise ValueError("length thresholds must satisfy 0 <= low < full <= high")
 
     @property
     def max_reward(self) -> float:

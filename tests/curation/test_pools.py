@@ -60,6 +60,17 @@ def test_the_filter_and_tiers_choose_members(curator, graded):
     assert pool.filters["subject"] == "a rose"
 
 
+def test_the_freeze_pool_command_reads_its_filter_like_the_pages_and_refuses_a_bad_one(curator, graded):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    call_command("freeze_pool", "roses", tiers="love", subject="a rose", provenance="upload")
+    assert pool_get("roses").members.count() == 5
+    with pytest.raises(CommandError, match="provenance: Select a valid choice"):
+        call_command("freeze_pool", "roses", provenance="stolen")
+    assert pool_get("roses").version == 1
+
+
 def test_a_diff_lists_added_removed_and_tier_changed_members(curator, graded):
     v1 = pool_freeze(name="p", curator=curator)
     grade_set(reference=graded["love"][0], curator=curator, tier="okay")

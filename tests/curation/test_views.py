@@ -26,6 +26,22 @@ def test_the_grid_filters_server_side_and_shows_counts_per_tier(signed_in, curat
     assert response.context["counts"] == {"love": 1, "okay": 0, "reject": 0, "ungraded": 2, "all": 3}
 
 
+@pytest.mark.parametrize("view", ["curation:grid", "curation:bulk", "curation:builder"])
+def test_a_bad_filter_in_the_address_is_a_clear_400_never_a_500(signed_in, view):
+    make_reference()
+    response = signed_in.get(reverse(view), {"tier": "lovely", "provenance": "stolen", "bulk_tier": "love"})
+    assert response.status_code == 400
+    assert "Bad filter" in response.content.decode() and "lovely is not one of the available choices" in response.content.decode()
+
+
+def test_a_bad_filter_is_refused_before_anything_is_graded(signed_in, curator):
+    reference = make_reference()
+    focus = signed_in.get(reverse("curation:focus", args=[reference.id]), {"has_source": "maybe"})
+    assert focus.status_code == 400 and "has_source" in focus.content.decode()
+    bulk = signed_in.post(reverse("curation:bulk"), {"provenance": "stolen", "bulk_tier": "love", "confirm_count": "1"})
+    assert bulk.status_code == 400 and not Grade.objects.exists()
+
+
 def test_the_grid_serves_only_its_results_fragment_to_htmx(signed_in):
     make_reference()
     response = signed_in.get(reverse("curation:grid"), headers={"HX-Request": "true"})

@@ -198,6 +198,17 @@ def test_server_errors_are_retried(server, status):
     assert len(server.requests) == 3 and judge.stats["retries"] == 2 and judge.stats["failures"] == 0
 
 
+def test_retries_back_off_exponentially_from_backoff_s(server, caplog):
+    server.error(500, times=3)
+    judge = make_judge(server, backoff_s=0.2, max_backoff_s=5.0, retries=3)
+    start = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="paintapp.env.judges.vlm"):
+        assert judge.compare(RICH, SPARSE, prompt=PROMPT)[0] == 1.0
+    waits = [float(r.message.rsplit("retrying in ", 1)[1].rstrip("s")) for r in caplog.records if "retrying in" in r.message]
+    assert len(waits) == 3 and all(low <= w <= low * 2 for w, low in zip(waits, (0.1, 0.2, 0.4)))
+    assert time.monotonic() - start >= sum(waits) - 0.05
+
+
 def test_retry_after_is_honoured(server):
     server.error(429, retry_after=1)
     judge = make_judge(server, max_backoff_s=5.0)

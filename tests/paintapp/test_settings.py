@@ -1,4 +1,4 @@
-"""Settings: production mode passes `check --deploy`; embedded mode really starts."""
+"""Settings: read from the environment with clear errors; production mode passes `check --deploy`; embedded mode really starts."""
 from __future__ import annotations
 
 import os
@@ -63,3 +63,31 @@ def test_the_studio_migrates_and_runs_in_embedded_mode_without_any_service(tmp_p
         capture_output=True, text=True,
     )
     assert journal.stdout.strip() == "wal"
+
+
+def read_settings(*names: str, env_extra: dict[str, str]) -> subprocess.CompletedProcess:
+    """Import the settings in a fresh interpreter with `env_extra` and print the named values."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "ALLOWED_HOSTS", "RENDER_SIZE", "LOG_LEVEL"}}
+    env.update({"DJANGO_SETTINGS_MODULE": "paintapp.settings", **env_extra})
+    code = "from django.conf import settings; " + "; ".join(f"print(repr(settings.{n}))" for n in names)
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+                          check=False)
+
+
+def test_settings_take_their_values_from_the_environment_and_blank_means_the_default():
+    result = read_settings(
+        "DEBUG", "ALLOWED_HOSTS", "RENDER_SIZE", "RENDER_CONCURRENCY",
+        env_extra={"DEBUG": "off", "ALLOWED_HOSTS": "studio.example.org, localhost,,", "RENDER_SIZE": " 384 ",
+                   "RENDER_CONCURRENCY": ""},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:4] == ["False", "['studio.example.org', 'localhost']", "384", "2"]
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("DEBUG", "banana"), ("RENDER_SIZE", "big"), ("RENDER_SIZE", "0"), ("RENDER_CONCURRENCY", "-1"), ("LOG_LEVEL", "loud"),
+])
+def test_a_bad_setting_stops_start_up_with_an_error_naming_the_variable(name, value):
+    result = read_settings("DEBUG", env_extra={name: value})
+    assert result.returncode != 0
+    assert f'Environment variable "{name}" invalid' in result.stderr

@@ -51,8 +51,12 @@ def test_a_judge_recipe_cannot_launch_on_a_pool_without_love_and_okay(love_only_
         ({"recipe_name": "nope"}, "unknown recipe"),
         ({"base_model": "/no/such/model"}, "no model at"),
         ({"base_model": "not-an-id"}, "local path or a Hugging Face id"),
-        ({"arguments": {"num_generations": 1}}, "at least 2 generations"),
-        ({"arguments": {"render_size": 601}}, "render size"),
+        ({"arguments": {"num_generations": 1}}, "num_generations must be between 2 and 64"),
+        ({"arguments": {"render_size": 601}}, "render_size must be one of 600, 512"),
+        ({"arguments": {"lr_scheduler_type": "sawtooth"}}, "lr_scheduler_type must be one of"),
+        ({"arguments": {"top_k": 2.5}}, "top_k must be a whole number"),
+        ({"recipe_overrides": {"length_low_tokens": 4000}}, "low < full <= high"),
+        ({"recipe_overrides": {"w_judge": 1.0}}, "only set the recipe's length"),
     ],
 )
 def test_bad_launches_get_clear_errors(pool, model_dir, kwargs, message):
@@ -158,3 +162,69 @@ def test_the_train_command_launches_what_the_button_launches_and_rejects_bad_inp
         call_command("train", pool="taste", base_model=model_dir, set=["warp_speed=9"])
     with pytest.raises(CommandError, match="no pool"):
         call_command("train", pool="nope", base_model=model_dir)
+
+
+def test_the_train_commands_help_lists_every_hyper_parameter_with_its_default_and_bounds():
+    from training.config import argument_specs
+    from training.management.commands.train import Command
+
+    text = Command().create_parser("manage.py", "train").format_help()
+    for spec in argument_specs():
+        assert f"\n  {spec.describe()}\n" in text + "\n", spec.name
+    assert "num_generations=8  [2..64]" in text and "render_size=600  [600 | 512 |" in text
+    assert "--recipe-set" in text and "length_full_tokens" in text
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    (["--set", "num_generations=four"], "num_generations must be a whole number, not 'four'"),
+    (["--set", "num_generations=1"], "num_generations must be between 2 and 64"),
+    (["--set", "render_size=601"], "render_size must be one of"),
+    (["--set", "use_vllm=maybe"], "use_vllm must be true or false"),
+    (["--set", "num_generations"], "--set takes KEY=VALUE"),
+    (["--set", "length_low_tokens=100"], "a recipe setting: use --recipe-set"),
+    (["--recipe-set", "length_full_tokens=lots"], "whole number of tokens"),
+    (["--recipe-set", "length_full_tokens=9000"], "low < full <= high"),
+    (["--recipe-set", "w_judge=1"], "only set the recipe's length"),
+])
+def test_the_train_command_refuses_bad_settings_with_a_clear_message(pool, model_dir, setting, message):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match=message):
+        call_command("train", "--pool", "taste", "--base-model", model_dir, *setting)
+    assert not Run.objects.exists()
+
+
+def test_the_train_command_sets_typed_values_and_the_runs_length_thresholds_on_its_recipe(pool, model_dir):
+    from django.core.management import call_command
+
+    call_command("train", "--pool", "taste", "--recipe", "hps-only", "--base-model", model_dir,
+                 "--set", "use_vllm=false", "--set", "learning_rate=1e-3", "--set", "bf16=none",
+                 "--recipe-set", "length_low_tokens=100", "--recipe-set", "length_full_tokens=2000")
+    run = Run.objects.get()
+    assert (run.hyperparameters["use_vllm"], run.hyperparameters["learning_rate"], run.hyperparameters["bf16"]) == (False, 1e-3, None)
+    assert (run.recipe["length_low_tokens"], run.recipe["length_full_tokens"], run.recipe["length_high_tokens"]) == (100, 2000, 6000)
+    assert "length_low_tokens" not in run.hyperparameters
+
+
+def test_a_saved_recipes_length_thresholds_are_kept_at_launch(pool, model_dir):
+    from paintapp.env.reward import PRESETS
+
+    services.recipe_save(name="short", recipe=PRESETS["hps-only"].with_(length_low_tokens=50, length_full_tokens=500))
+    run = services.run_launch(pool=pool, recipe_name="short", base_model=model_dir)
+    assert (run.recipe["length_low_tokens"], run.recipe["length_full_tokens"]) == (50, 500)
+
+
+def test_a_stored_run_with_length_thresholds_in_its_hyperparameters_loads_and_its_copy_keeps_them(pool, model_dir):
+    from training.config import RunArguments
+
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir,
+                              recipe_overrides={"length_low_tokens": 120, "length_full_tokens": 2500, "length_high_tokens": 5000})
+    # what a run launched before the thresholds moved to the recipe stored
+    Run.objects.filter(id=run.id).update(hyperparameters={
+        **run.hyperparameters, "length_low_tokens": 120, "length_full_tokens": 2500, "length_high_tokens": 5000,
+    })
+    run.refresh_from_db()
+    assert RunArguments.from_dict(run.hyperparameters).num_generations == 8
+    copy = services.run_duplicate(run=run)
+    assert [copy.recipe[k] for k in ("length_low_tokens", "length_full_tokens", "length_high_tokens")] == [120, 2500, 5000]

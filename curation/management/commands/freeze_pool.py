@@ -4,7 +4,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from curation.selectors import ReferenceFilter, pool_balance
+from curation.forms import FilterError, ReferenceFilterForm
+from curation.selectors import pool_balance
 from curation.services import CurationError, pool_freeze
 
 
@@ -33,7 +34,10 @@ class Command(BaseCommand):
                 names = ", ".join(User.objects.filter(grades__isnull=False).distinct().values_list("username", flat=True))
                 raise CommandError(f"choose whose grades with --curator (graders: {names or 'none yet'})", returncode=2)
             grader = graders[0]
-        flt = ReferenceFilter.from_params({"subject": subject, "provenance": provenance})
+        try:
+            flt = ReferenceFilterForm({"subject": subject, "provenance": provenance}).reference_filter()
+        except FilterError as exc:
+            raise CommandError(str(exc), returncode=2) from exc
         try:
             pool = pool_freeze(
                 name=name, curator=grader, tiers=[t.strip() for t in tiers.split(",") if t.strip()],

@@ -5,8 +5,10 @@ shows the model the painting prompt and two PNGs labelled "Painting A" / "Painti
 asks for `{"winner": "A"|"B", "reason": "..."}`.
 
 Failure policy: infrastructure trouble (timeouts, 5xx/429, dropped connections, answers we
-cannot read) is retried with backoff; if it persists `compare` returns (None, reason) —
-never a guessed verdict and never an exception — so the reward becomes None, not a fake 0.
+cannot read) is retried with exponential backoff and jitter (tenacity), honouring the
+server's Retry-After up to a cap; each attempt has an httpx timeout, so a call takes bounded
+time. If the trouble persists `compare` returns (None, reason) — never a guessed verdict and
+never an exception — so the reward becomes None, not a fake 0.
 """
 from __future__ import annotations
 
@@ -16,7 +18,6 @@ import functools
 import json
 import logging
 import os
-import random
 import re
 import ssl
 import threading
@@ -25,6 +26,14 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import httpx
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+from tenacity.wait import wait_base
 
 from paintapp.env.reward import DEFAULT_CRITERIA
 
@@ -55,7 +64,7 @@ class VLMConfig:
     api_key: str | None = None
     timeout_s: float = 60.0  # per HTTP attempt
     retries: int = 3  # extra attempts after the first
-    backoff_s: float = 1.0  # first backoff; doubles each retry, with jitter
+    backoff_s: float = 1.0  # first backoff (half of it jitter); doubles each retry
     max_backoff_s: float = 30.0  # cap on any single wait, Retry-After included
     criteria: str = DEFAULT_CRITERIA
     structured: str = "auto"  # one of STRUCTURED_MODES, or "auto"
@@ -194,6 +203,23 @@ class _Rejected(_Fatal):
     """The server refused the request itself (400/422): maybe the structured-output form."""
 
 
+class _WaitForRetryAfter(wait_base):
+    """Exponential backoff with jitter (which spreads out workers), stretched to the server's
+    Retry-After when it asks for longer, and never longer than `cap`."""
+
+    def __init__(self, backoff_s: float, cap: float):
+        self.backoff = wait_exponential_jitter(multiplier=backoff_s / 2, jitter=backoff_s / 2, max=cap)
+        self.cap = cap
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        wait = self.backoff(retry_state)
+        failure = retry_state.outcome.exception() if retry_state.outcome else None
+        retry_after = getattr(failure, "retry_after", None)
+        if retry_after is not None:
+            wait = max(wait, retry_after)
+        return min(wait, self.cap)
+
+
 @functools.lru_cache(maxsize=1)
 def _shared_ssl_context() -> ssl.SSLContext:
     """Built once per process: it costs ~0.1 s, and every reconnect makes a new client."""
@@ -254,7 +280,7 @@ class VLMJudge:
         self._generation = 0  # bumped on every client replacement
         self._in_flight: dict[int, int] = {}  # generation -> requests using that client now
         self._retired: dict[int, httpx.Client] = {}  # replaced clients still in use
-        self._random = random.Random()
+        self._wait = _WaitForRetryAfter(self.config.backoff_s, self.config.max_backoff_s)
 
     # -- connection handling ------------------------------------------------------------
 
@@ -405,12 +431,13 @@ class VLMJudge:
             return verdict
         raise AssertionError("unreachable")
 
-    def _backoff(self, retry: int, retry_after: float | None) -> float:
-        base = self.config.backoff_s * (2 ** retry)
-        wait = base / 2 + self._random.uniform(0, base / 2)  # jitter spreads out workers
-        if retry_after is not None:
-            wait = max(wait, retry_after)
-        return min(wait, self.config.max_backoff_s)
+    def _note_retry(self, retry_state: RetryCallState) -> None:
+        with self._lock:
+            self.stats["retries"] += 1
+        log.warning(
+            "vlm judge attempt %d/%d failed (%s); retrying in %.2fs", retry_state.attempt_number,
+            self.config.retries + 1, retry_state.outcome.exception(), retry_state.upcoming_sleep,
+        )
 
     # -- the Judge protocol ---------------------------------------------------------------
 
@@ -421,32 +448,24 @@ class VLMJudge:
             self.stats["calls"] += 1
         first, second = (candidate_png, reference_png) if candidate_first else (reference_png, candidate_png)
         candidate_label = "A" if candidate_first else "B"
-        attempts = self.config.retries + 1
-        last_error = ""
-        for attempt in range(attempts):
-            try:
-                winner, reason = self._ask(first, second, prompt)
-                return (1.0 if winner == candidate_label else 0.0), reason
-            except _Retryable as exc:
+        retrying = Retrying(
+            stop=stop_after_attempt(self.config.retries + 1),
+            wait=self._wait,
+            retry=retry_if_exception_type(_Retryable),  # a _Fatal or anything unexpected ends at once
+            before_sleep=self._note_retry,
+            reraise=True,
+        )
+        try:
+            winner, reason = retrying(self._ask, first, second, prompt)
+        except Exception as exc:  # noqa: BLE001 - compare never raises; the reward becomes None
+            if isinstance(exc, (_Retryable, _Fatal)):
                 last_error = str(exc)
-                if attempt + 1 == attempts:
-                    break
-                wait = self._backoff(attempt, exc.retry_after)
-                with self._lock:
-                    self.stats["retries"] += 1
-                log.warning("vlm judge attempt %d/%d failed (%s); retrying in %.2fs", attempt + 1, attempts, exc, wait)
-                time.sleep(wait)
-            except _Fatal as exc:
-                last_error = str(exc)
-                attempts = attempt + 1
-                break
-            except Exception as exc:  # noqa: BLE001 - compare never raises; the reward becomes None
+            else:
                 last_error = f"{type(exc).__name__}: {exc}"
-                attempts = attempt + 1
                 log.exception("vlm judge: unexpected error")
-                break
-        with self._lock:
-            self.stats["failures"] += 1
-        reason = f"vlm judge failed after {attempts} attempt(s): {last_error}"
-        log.error("%s (%s)", reason, self.url)
-        return None, reason
+            with self._lock:
+                self.stats["failures"] += 1
+            reason = f"vlm judge failed after {retrying.statistics['attempt_number']} attempt(s): {last_error}"
+            log.error("%s (%s)", reason, self.url)
+            return None, reason
+        return (1.0 if winner == candidate_label else 0.0), reason

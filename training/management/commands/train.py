@@ -1,55 +1,92 @@
 """`manage.py train` — launch exactly what the Launch button launches; --follow prints each step."""
 from __future__ import annotations
 
-import json
+import argparse
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
 from curation.models import Pool
 from curation.selectors import pool_get
 from training import metrics as keys
+from paintapp.env.reward import LENGTH_THRESHOLDS
 from training import services
-from training.config import RunArguments
+from training.config import RunArguments, argument_spec, argument_specs
 from training.models import Run, Step
+
+
+class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Django's option order, with the epilog's listing of hyper-parameters kept line by line."""
+
+
+def _settings_listing() -> str:
+    lines = ["hyper-parameters for --set KEY=VALUE (default, allowed values, meaning):"]
+    lines += [f"  {spec.describe()}" for spec in argument_specs()]
+    lines.append(f"recipe settings for --recipe-set KEY=VALUE: {', '.join(LENGTH_THRESHOLDS)} "
+                 "(the length score's token thresholds; default: the recipe's)")
+    return "\n".join(lines)
+
+
+def _pairs(items: list[str], option: str) -> list[tuple[str, str]]:
+    pairs = []
+    for item in items:
+        key, equals, raw = item.partition("=")
+        if not equals or not key.strip():
+            raise CommandError(f"{option} takes KEY=VALUE, not {item!r}", returncode=2)
+        pairs.append((key.strip(), raw))
+    return pairs
 
 
 class Command(BaseCommand):
     help = "Launch a GRPO run on the train workers (and optionally follow it step by step)."
 
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        return super().create_parser(prog_name, subcommand, formatter_class=_HelpFormatter,
+                                     epilog=_settings_listing(), **kwargs)
+
     def add_arguments(self, parser):
+        defaults = RunArguments()
         parser.add_argument("--pool", required=True, help="NAME or NAME:VERSION of a frozen pool")
         parser.add_argument("--recipe", default="judge-led", help="hps-only, judge-led, hps-led or a saved recipe")
         parser.add_argument("--base-model", default=None, help="local path or Hugging Face id (default: the tiny model)")
-        parser.add_argument("--steps", type=int, default=None, help="GRPO steps (default 60)")
+        parser.add_argument("--steps", type=int, default=None, help=f"GRPO steps (default {defaults.max_steps})")
         parser.add_argument("--subject", action="append", default=[], help="subject text; repeat for several")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--name", default="")
         parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                            help="any hyper-parameter, e.g. --set num_generations=4 --set render_size=384")
+                            help="any hyper-parameter listed below, e.g. --set num_generations=4 --set render_size=384")
+        parser.add_argument("--recipe-set", action="append", default=[], metavar="KEY=VALUE",
+                            help="this run's length thresholds on top of the recipe, e.g. --recipe-set length_full_tokens=2500")
         parser.add_argument("--follow", action="store_true", help="print one line per step until the run ends")
         parser.add_argument("--poll", type=float, default=1.0)
 
-    def handle(self, *args, pool, recipe, base_model, steps, subject, seed, name, set, follow, poll, **options):
+    def handle(self, *args, pool, recipe, base_model, steps, subject, seed, name, set, recipe_set, follow, poll,
+               **options):
         try:
             frozen = pool_get(pool)
         except (Pool.DoesNotExist, ValueError) as exc:
             raise CommandError(f"no pool {pool!r}: {exc}", returncode=2) from exc
         arguments = RunArguments().to_dict()
-        for item in set:
-            key, _, raw = item.partition("=")
-            if key not in arguments:
-                raise CommandError(f"unknown hyper-parameter {key!r}", returncode=2)
+        for key, raw in _pairs(set, "--set"):
             try:
-                arguments[key] = json.loads(raw)
-            except json.JSONDecodeError:
-                arguments[key] = raw
+                arguments[key] = argument_spec(key).parse(raw)
+            except KeyError:
+                hint = " (a recipe setting: use --recipe-set)" if key in LENGTH_THRESHOLDS else ""
+                raise CommandError(f"unknown hyper-parameter {key!r}{hint}; see train --help", returncode=2) from None
+            except ValueError as exc:
+                raise CommandError(str(exc), returncode=2) from exc
+        recipe_overrides = {}
+        for key, raw in _pairs(recipe_set, "--recipe-set"):
+            try:
+                recipe_overrides[key] = int(raw)
+            except ValueError:
+                raise CommandError(f"{key} must be a whole number of tokens, not {raw!r}", returncode=2) from None
         if steps is not None:
             arguments["max_steps"] = steps
         try:
             run = services.run_launch(
                 pool=frozen, recipe_name=recipe, base_model=base_model, arguments=arguments,
-                subjects=subject, seed=seed, name=name,
+                recipe_overrides=recipe_overrides, subjects=subject, seed=seed, name=name,
             )
         except services.LaunchError as exc:
             raise CommandError(str(exc), returncode=2) from exc

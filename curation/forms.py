@@ -1,0 +1,36 @@
+"""Forms for curation pages: the reference list's filters, read from a query string."""
+from __future__ import annotations
+
+from django import forms
+
+from curation.models import Provenance
+from curation.selectors import TIER_FILTERS, ReferenceFilter
+
+
+class FilterError(ValueError):
+    """Filter parameters that cannot be read, with a message fit for the person who sent them."""
+
+
+class ReferenceFilterForm(forms.Form):
+    """What the grid, the focus view, bulk grading, the pool builder and `freeze_pool` filter by.
+
+    Bound to request.GET (or a POST that carries the filter along); other keys are ignored.
+    """
+
+    tier = forms.ChoiceField(required=False, choices=[(value, value) for value in TIER_FILTERS])
+    subject = forms.CharField(required=False, max_length=120)
+    provenance = forms.ChoiceField(required=False, choices=[("", "Any"), *Provenance.choices])
+    has_source = forms.TypedChoiceField(
+        required=False, choices=[("", "Either"), ("yes", "Has source"), ("no", "Image only")],
+        coerce=lambda value: value == "yes", empty_value=None,
+    )
+
+    def reference_filter(self) -> ReferenceFilter:
+        """The filter the parameters describe; FilterError names every bad one."""
+        if not self.is_valid():
+            problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in self.errors.items())
+            raise FilterError(f"Bad filter ({problems})")
+        data = self.cleaned_data
+        return ReferenceFilter(tier=data["tier"] or "all", subject=data["subject"], provenance=data["provenance"],
+                               has_source=data["has_source"])
+

@@ -1,0 +1,102 @@
+"""Run arguments: declared once, validated from the declaration, and what reaches TRL's GRPOConfig."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from training.config import RENDER_SIZES, RunArguments, argument_spec, argument_specs
+
+
+def test_every_argument_is_declared_with_help_and_its_defaults_are_valid():
+    specs = argument_specs()
+    assert [s.name for s in specs] == [f.name for f in dataclasses.fields(RunArguments)]
+    assert all(s.help.strip() for s in specs)
+    assert RunArguments().problems() == []
+
+
+@pytest.mark.parametrize("spec", argument_specs(), ids=lambda s: s.name)
+def test_each_argument_refuses_values_outside_its_declared_bounds_and_choices(spec):
+    wrong = []
+    if spec.min is not None:
+        wrong.append(spec.min - 1 if spec.kind is int else spec.min - 1e-9)
+    if spec.max is not None:
+        wrong.append(spec.max + 1 if spec.kind is int else spec.max * 1.001)
+    if spec.choices is not None:
+        wrong.append(spec.choices[0] + 1 if spec.kind is int else "surely-not-a-choice")
+    wrong.append("text" if spec.kind is not str else 3)
+    for value in wrong:
+        with pytest.raises(ValueError, match=f"^{spec.name} must be"):
+            RunArguments(**{spec.name: value})
+    for value in [v for v in (spec.min, spec.max, *(spec.choices or ())) if v is not None]:
+        assert getattr(RunArguments(**{spec.name: spec.kind(value)}), spec.name) == value
+
+
+def test_whole_numbers_must_be_whole_and_numbers_accept_integers():
+    with pytest.raises(ValueError, match="num_generations must be a whole number"):
+        RunArguments(num_generations=4.5)
+    with pytest.raises(ValueError, match="use_vllm must be true or false"):
+        RunArguments(use_vllm=1)
+    with pytest.raises(ValueError, match="beta must be a number"):
+        RunArguments(beta=argument_spec("beta").parse("nan"))
+    args = RunArguments(beta=0, learning_rate=1)
+    assert (args.beta, args.learning_rate) == (0.0, 1.0) and isinstance(args.beta, float)
+
+
+def test_all_problems_are_reported_at_once():
+    with pytest.raises(ValueError, match="top_p must be between .*; lora_r must be at least 1"):
+        RunArguments(top_p=2.0, lora_r=0)
+
+
+def test_the_render_sizes_are_one_list_from_128_to_600():
+    assert argument_spec("render_size").choices == RENDER_SIZES
+    assert max(RENDER_SIZES) == 600 and 128 in RENDER_SIZES and RunArguments().render_size == 600
+
+
+def test_stored_arguments_with_keys_that_moved_still_load():
+    stored = {**RunArguments(num_generations=4).to_dict(), "length_low_tokens": 10, "length_full_tokens": 20,
+              "length_high_tokens": 30, "warp_speed": 9}
+    args = RunArguments.from_dict(stored)
+    assert args.num_generations == 4 and "length_low_tokens" not in args.to_dict()
+    assert RunArguments.from_dict(None) == RunArguments()
+
+
+@pytest.mark.parametrize(("name", "text", "value"), [
+    ("num_generations", "4", 4), ("learning_rate", "1e-3", 1e-3), ("use_vllm", "true", True),
+    ("use_vllm", "0", False), ("bf16", "none", None), ("bf16", "yes", True), ("vllm_mode", "server", "server"),
+])
+def test_command_line_text_is_read_by_the_argument_type(name, text, value):
+    assert argument_spec(name).parse(text) == value
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("num_generations", "four", "num_generations must be a whole number, not 'four'"),
+    ("top_p", "high", "top_p must be a number"),
+    ("use_vllm", "maybe", "use_vllm must be true or false"),
+    ("use_vllm", "none", "use_vllm must be true or false"),  # only bf16 may be none
+])
+def test_command_line_text_of_the_wrong_type_is_refused_clearly(name, text, message):
+    with pytest.raises(ValueError, match=message):
+        argument_spec(name).parse(text)
+
+
+# -- what reaches TRL ------------------------------------------------------------------------------
+
+
+def test_grpo_config_gets_every_argument_it_shares_by_name_and_none_of_the_app_only_ones():
+    from trl import GRPOConfig
+
+    from training.models import Run
+    from training.trainer import grpo_config
+
+    shared = {
+        "max_steps": 7, "num_generations": 4, "learning_rate": 1e-3, "warmup_steps": 2, "lr_scheduler_type": "cosine",
+        "scale_rewards": "group", "top_p": 0.9, "top_k": 5, "temperature": 0.7, "max_completion_length": 300,
+        "beta": 0.01, "use_vllm": True, "vllm_mode": "server", "bf16": False,
+    }
+    args = RunArguments(**shared, prompts_per_step=2, checkpoint_every=3)
+    assert set(args.shared_with(GRPOConfig)) == set(shared)  # a new name clash would show here
+    config = grpo_config(Run(output_dir="/tmp/run-config-test", seed=3), args)
+    assert {name: getattr(config, name) for name in shared} == shared
+    assert (config.per_device_train_batch_size, config.save_steps, config.seed) == (8, 3, 3)
+    assert not any(hasattr(config, name) for name in ("render_size", "lora_r", "torch_threads", "checkpoint_every"))
