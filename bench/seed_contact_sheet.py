@@ -14,7 +14,6 @@ import io
 import time
 from collections import defaultdict
 
-
 from PIL import Image, ImageDraw  # noqa: E402
 
 from paintapp.env.render_config import RendererConfig  # noqa: E402

@@ -50,7 +50,13 @@ def main() -> int:
 
     from paintapp.env.render_config import RendererConfig
     from paintapp.env.renderer import Renderer
-    from training.tiny_model import QUICK_SPEC, TinyModelSpec, build_tiny_model, read_model_info, sample_pass_rate
+    from training.tiny_model import (
+        QUICK_SPEC,
+        TinyModelSpec,
+        build_tiny_model,
+        read_model_info,
+        sample_pass_rate,
+    )
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()

@@ -219,7 +219,7 @@ def _truncated(label: str, exc: Exception) -> ImageRejected:
 def _frames(image: Image.Image) -> str:
     try:
         return str(image.n_frames)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a broken animation still gets a message
         return "several"
 
 

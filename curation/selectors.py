@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import random
-
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 
-from curation.models import Grade, Pool, PoolMember, Provenance, Reference, Tier
+from curation.models import Grade, Pool, PoolMember, Reference, Tier
 
 TIER_FILTERS = ("all", "ungraded", "graded", *Tier.values)
 
@@ -35,7 +34,7 @@ class ReferenceFilter:
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def without_tier(self) -> "ReferenceFilter":
+    def without_tier(self) -> ReferenceFilter:
         return ReferenceFilter(subject=self.subject, provenance=self.provenance, has_source=self.has_source)
 
 

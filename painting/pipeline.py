@@ -225,7 +225,7 @@ def paint_batch(
 
     # Render: sketches that passed the gate (or every renderable one, when asked).
     t0 = time.monotonic()
-    for i, p in enumerate(painted):
+    for p in painted:
         if p.job.png is not None:
             p.render = {"passed": True, "violations": [], "png": p.job.png}
     to_render = [

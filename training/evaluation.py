@@ -18,7 +18,6 @@ from training.config import RunArguments
 from training.models import Run
 
 
-
 def eval_references(run: Run, count: int) -> list[int]:
     ids: list[int] = []
     for tier in (Tier.LOVE, Tier.OKAY):

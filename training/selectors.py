@@ -1,9 +1,8 @@
 """Reads for runs: the list with its summary columns, a run's steps and rollouts."""
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
 from django.db import connection
 from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
@@ -53,7 +52,7 @@ class GalleryFilter:
     errors: tuple[str, ...] = ()
 
     @classmethod
-    def from_query(cls, query) -> "GalleryFilter":
+    def from_query(cls, query) -> GalleryFilter:
         errors: list[str] = []
 
         def number(name: str, kind=float):

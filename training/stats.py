@@ -35,8 +35,8 @@ from statistics import fmean
 
 from django.db.models import Count
 
-from training.models import Rollout, Run, Step
 from training.metrics import LOW_REWARD
+from training.models import Rollout, Run, Step
 
 # A residual sum of squares below this share of the total is rounding noise (R² = 1 to
 # double precision), not scatter around the line.

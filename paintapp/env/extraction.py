@@ -78,7 +78,7 @@ def extract_sketch(reply: str) -> str | None:
     """The sketch in a model reply: see the module docstring for the fence rules."""
     try:
         return _extract(reply).code
-    except Exception:  # never raise on model output
+    except Exception:  # noqa: BLE001 - never raise on model output
         return None
 
 
@@ -87,7 +87,7 @@ def sketch_in_reply(reply: Any) -> Extraction:
     that does not look like code is prose, not a sketch. Never raises."""
     try:
         found = _extract(reply)
-    except Exception as exc:  # never raise on model output
+    except Exception as exc:  # noqa: BLE001 - never raise on model output
         return Extraction(None, False, f"extraction failed: {type(exc).__name__}")
     if found.code is not None and not found.fenced and not _looks_like_js(found.code):
         return Extraction(None, False, "the reply is prose, not code")

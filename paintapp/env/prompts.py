@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from paintapp.env.brush_api import ALLOWED_BRUSH_METHODS, ALLOWED_BRUSH_SIGNATURES
 from paintapp.env.sketch_api import SKETCH_API

@@ -67,11 +67,11 @@ class Recipe:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Recipe":
+    def from_dict(cls, data: dict[str, Any]) -> Recipe:
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
 
-    def with_(self, **changes: Any) -> "Recipe":
+    def with_(self, **changes: Any) -> Recipe:
         return replace(self, **changes)
 
 

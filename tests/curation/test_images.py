@@ -96,7 +96,7 @@ def test_a_rejection_is_a_curation_error_with_a_stable_code_and_the_file_name():
 
 def test_it_rejects_a_text_file_renamed_png():
     with pytest.raises(ImageRejected) as caught:
-        normalise_image("peach hibiscus, loose wash\n".encode() * 20, name="notes.png")
+        normalise_image(b"peach hibiscus, loose wash\n" * 20, name="notes.png")
     assert caught.value.code == "not_an_image"
 
 

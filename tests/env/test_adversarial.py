@@ -17,8 +17,8 @@ import tree_sitter_javascript
 from tree_sitter import Language, Parser
 
 from paintapp.env import seedgen
-from paintapp.env.render_result import Render
 from paintapp.env.gate import gate_source
+from paintapp.env.render_result import Render
 from tests.env.adversarial import (
     BENCH_DIR,
     CASES,

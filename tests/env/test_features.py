@@ -6,7 +6,7 @@ from __future__ import annotations
 import colorsys
 import io
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -63,7 +63,7 @@ def _granulate(img: Image.Image, rng: np.random.Generator, amount: float = 6.0) 
     return Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8))
 
 
-@lru_cache(maxsize=None)  # the painters are deterministic: paint each picture once per session
+@cache  # the painters are deterministic: paint each picture once per session
 def soft_painting(seed: int = 0, size: int = 256, spread: float = 0.15, blobs: int = 7) -> bytes:
     """Soft, bled, translucent overlapping blobs with granulation: a loose watercolour."""
     rng = np.random.default_rng(seed)
@@ -76,7 +76,7 @@ def soft_painting(seed: int = 0, size: int = 256, spread: float = 0.15, blobs: i
     return to_png(_granulate(img, rng))
 
 
-@lru_cache(maxsize=None)
+@cache
 def hard_painting(seed: int = 0, size: int = 256) -> bytes:
     """Flat, opaque, hard-edged polygons in the same colours and place."""
     rng = np.random.default_rng(seed)
@@ -92,14 +92,14 @@ def hard_painting(seed: int = 0, size: int = 256) -> bytes:
     return to_png(img)
 
 
-@lru_cache(maxsize=None)
+@cache
 def near_empty_painting(seed: int = 0, size: int = 256, at: tuple[float, float] = (0.33, 0.33)) -> bytes:
     img = Image.new("RGB", (size, size), PAPER)
     x, y, r = at[0] * size, at[1] * size, 0.03 * size
     return to_png(_glaze(img, (x - r, y - r, x + r, y + r), (220, 110, 130), 170, 1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def overfilled_painting(seed: int = 0, size: int = 256) -> bytes:
     """Heavy washes from edge to edge: the sheet is lost."""
     rng = np.random.default_rng(seed)
@@ -110,7 +110,7 @@ def overfilled_painting(seed: int = 0, size: int = 256) -> bytes:
     return to_png(img)
 
 
-@lru_cache(maxsize=None)
+@cache
 def muddy_painting(seed: int = 0, size: int = 256) -> bytes:
     """Dull browns, olives and greys piled up thickly on grey board."""
     rng = np.random.default_rng(seed)
@@ -123,7 +123,7 @@ def muddy_painting(seed: int = 0, size: int = 256) -> bytes:
     return to_png(img)
 
 
-@lru_cache(maxsize=None)
+@cache
 def flat_single_wash(size: int = 256, colour=(236, 120, 140)) -> bytes:
     """One even, fully opaque wash: a single density level."""
     img = Image.new("RGB", (size, size), PAPER)
@@ -131,7 +131,7 @@ def flat_single_wash(size: int = 256, colour=(236, 120, 140)) -> bytes:
     return to_png(img)
 
 
-@lru_cache(maxsize=None)
+@cache
 def scattered_dots(size: int = 256, count: int = 12) -> bytes:
     img = Image.new("RGB", (size, size), PAPER)
     draw = ImageDraw.Draw(img)
@@ -142,7 +142,7 @@ def scattered_dots(size: int = 256, count: int = 12) -> bytes:
     return to_png(img)
 
 
-@lru_cache(maxsize=None)
+@cache
 def rainbow(size: int = 256) -> bytes:
     img = Image.new("RGB", (size, size), PAPER)
     draw = ImageDraw.Draw(img)

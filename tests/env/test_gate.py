@@ -299,8 +299,8 @@ def test_the_known_list_matches_the_installed_p5_brush_exports():
     src = REPO / "node_modules" / "p5.brush" / "src" / "index.shared.js"
     if not src.exists():
         pytest.skip("node_modules not installed")
-    from tree_sitter import Language, Parser
     import tree_sitter_javascript
+    from tree_sitter import Language, Parser
 
     tree = Parser(Language(tree_sitter_javascript.language())).parse(src.read_bytes())
     exported: set[str] = set()

@@ -10,7 +10,6 @@ from paintapp.env import prompts
 from paintapp.env.brush_api import ALLOWED_BRUSH_METHODS, KNOWN_BRUSH_METHODS
 from paintapp.env.extraction import extract_sketch
 from paintapp.env.gate import gate_source
-from paintapp.env.sketch_api import SKETCH_API
 from paintapp.env.prompts import (
     SUBJECTS,
     SYSTEM_PROMPT,
@@ -21,6 +20,7 @@ from paintapp.env.prompts import (
     subject_by_slug,
     user_message,
 )
+from paintapp.env.sketch_api import SKETCH_API
 
 
 def test_the_prompt_teaches_each_allowed_brush_method():

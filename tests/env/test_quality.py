@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from paintapp.env.features import image_features
-from paintapp.env.quality import load_quality
 from paintapp.env.quality import hpsv3 as hpsv3_module
+from paintapp.env.quality import load_quality
 from paintapp.env.quality.features import (
     WEIGHTS,
     FeatureQualityScorer,

@@ -164,9 +164,10 @@ def test_a_page_loaded_on_demand_paints_like_a_prewarmed_one(hibiscus):
 
 
 def test_size_sets_the_pixels_while_the_sketch_keeps_its_600_unit_coordinates(renderer, hibiscus):
-    from PIL import Image
     import io
+
     import numpy as np
+    from PIL import Image
 
     big = renderer.render(HIBISCUS, seed=1, size=384)
     assert png_to_array(big.png).shape == (384, 384, 3)

@@ -1,8 +1,8 @@
 """Scope resolution: which names a sketch declares at its top level, which reads are free."""
 from __future__ import annotations
 
-from paintapp.env.scopes import decode_identifier, resolve
 from paintapp.env.js_syntax import parse_js
+from paintapp.env.scopes import decode_identifier, resolve
 
 
 def scopes(code: str):

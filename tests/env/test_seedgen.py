@@ -3,6 +3,7 @@ are balanced, SFT pairs round-trip through the extractor, and (slow) each style 
 the way its name says."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -212,7 +213,7 @@ def test_sft_pairs_come_from_good_sketches_and_round_trip_through_the_extractor(
 def test_a_seed_sketch_is_a_frozen_record():
     sk = generate(1)
     assert isinstance(sk, SeedSketch)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         sk.code = "x"  # type: ignore[misc]
 
 

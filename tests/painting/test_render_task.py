@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from paintapp.env.reward import PRESETS
-from tests.env.adversarial import CASES
 from painting.pipeline import reward_of
 from painting.tasks import render_sketch
+from tests.env.adversarial import CASES
 
 CORPUS = Path(__file__).resolve().parents[1] / "env" / "corpus"
 GOOD = (CORPUS / "good" / "hibiscus.js").read_text()

@@ -7,10 +7,9 @@ from curation.models import TasteModel
 from curation.selectors import group_references
 from paintapp.env.reward import PRESETS, combine
 from paintapp.storage import store_content_addressed
-from tests.curation.factories import png_bytes
-from tests.support.fake_vlm_server import FakeVLMServer
-from tests.curation.factories import make_pool
 from painting.tasks import score_painting
+from tests.curation.factories import make_pool, png_bytes
+from tests.support.fake_vlm_server import FakeVLMServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

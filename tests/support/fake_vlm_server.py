@@ -21,9 +21,10 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -92,7 +93,7 @@ def verdict_json(winner: str, reason: str) -> str:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, like vLLM/uvicorn
-    server: "_Server"
+    server: _Server
 
     def setup(self) -> None:
         super().setup()
@@ -154,7 +155,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    owner: "FakeVLMServer"
+    owner: FakeVLMServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # clients that time out and hang up are part of the tests
@@ -175,7 +176,7 @@ class FakeVLMServer:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> "FakeVLMServer":
+    def start(self) -> FakeVLMServer:
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -189,7 +190,7 @@ class FakeVLMServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "FakeVLMServer":
+    def __enter__(self) -> FakeVLMServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -206,51 +207,51 @@ class FakeVLMServer:
 
     # -- programming the behaviour queue --------------------------------------------------------
 
-    def _push(self, behaviour: Behaviour, times: int) -> "FakeVLMServer":
+    def _push(self, behaviour: Behaviour, times: int) -> FakeVLMServer:
         with self._lock:
             self._queue.extend([behaviour] * times)
         return self
 
-    def answer(self, content: str, times: int = 1) -> "FakeVLMServer":
+    def answer(self, content: str, times: int = 1) -> FakeVLMServer:
         """Reply with exactly this assistant content."""
         return self._push(Behaviour("answer", content=content), times)
 
-    def ok(self, winner: str = "A", reason: str = "softer edges", times: int = 1) -> "FakeVLMServer":
+    def ok(self, winner: str = "A", reason: str = "softer edges", times: int = 1) -> FakeVLMServer:
         return self.answer(verdict_json(winner, reason), times)
 
-    def fenced(self, winner: str = "A", reason: str = "softer edges") -> "FakeVLMServer":
+    def fenced(self, winner: str = "A", reason: str = "softer edges") -> FakeVLMServer:
         return self.answer(f"Here is my verdict:\n```json\n{verdict_json(winner, reason)}\n```\n")
 
-    def think(self, winner: str = "A", reason: str = "softer edges") -> "FakeVLMServer":
+    def think(self, winner: str = "A", reason: str = "softer edges") -> FakeVLMServer:
         return self.answer(
             "<think>Painting A has hard edges; Painting B bleeds. Or is it the other way round? "
             '{"winner": "maybe"}</think>\n' + verdict_json(winner, reason)
         )
 
-    def prose(self, winner: str = "A", reason: str = "softer edges") -> "FakeVLMServer":
+    def prose(self, winner: str = "A", reason: str = "softer edges") -> FakeVLMServer:
         return self.answer(verdict_json(winner, reason) + "\n\nI hope this helps! Both paintings have merit.")
 
-    def malformed(self, content: str = "Both paintings are lovely in their own way.", times: int = 1) -> "FakeVLMServer":
+    def malformed(self, content: str = "Both paintings are lovely in their own way.", times: int = 1) -> FakeVLMServer:
         return self.answer(content, times)
 
-    def slow(self, seconds: float, times: int = 1) -> "FakeVLMServer":
+    def slow(self, seconds: float, times: int = 1) -> FakeVLMServer:
         """Sleep before answering (in judge mode), long enough to trip the client's timeout."""
         return self._push(Behaviour("slow", seconds=seconds), times)
 
-    def error(self, status: int, retry_after: float | str | None = None, times: int = 1) -> "FakeVLMServer":
+    def error(self, status: int, retry_after: float | str | None = None, times: int = 1) -> FakeVLMServer:
         value = None if retry_after is None else str(retry_after)
         return self._push(Behaviour("error", status=status, retry_after=value), times)
 
-    def drop(self, times: int = 1) -> "FakeVLMServer":
+    def drop(self, times: int = 1) -> FakeVLMServer:
         """Read the request, then close the socket without any response."""
         return self._push(Behaviour("drop"), times)
 
-    def close_after(self, winner: str | None = None) -> "FakeVLMServer":
+    def close_after(self, winner: str | None = None) -> FakeVLMServer:
         """Answer normally (keep-alive headers and all), then close the connection."""
         content = verdict_json(winner, "softer edges") if winner else None
         return self._push(Behaviour("close_after", content=content), 1)
 
-    def reject_schema(self, *modes: str) -> "FakeVLMServer":
+    def reject_schema(self, *modes: str) -> FakeVLMServer:
         """Answer 400 to json_schema requests (and to any other forms named)."""
         self.reject_modes |= {"json_schema", *modes}
         return self

@@ -28,7 +28,7 @@ class WorkerProcess:
     hostname: str = field(default_factory=lambda: f"test-{uuid.uuid4().hex[:8]}@localhost")
     process: subprocess.Popen | None = None
 
-    def start(self, ready_timeout: float = 60.0) -> "WorkerProcess":
+    def start(self, ready_timeout: float = 60.0) -> WorkerProcess:
         cmd = [
             sys.executable, "-m", "celery", "-A", "paintapp", "worker",
             "-Q", ",".join(self.queues), "-c", str(self.concurrency), "-n", self.hostname,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from paintapp.env.reward import PRESETS
 from paintapp.env.gate import gate_source
+from paintapp.env.reward import PRESETS
 from paintapp.storage import store_content_addressed
 from tests.curation.factories import png_bytes
 from training import metrics as keys

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from paintapp.env.reward import PRESETS
-from tests.curation.factories import make_pool
 from painting import services as painting_services
+from tests.curation.factories import make_pool
 from training import services
 from training.models import Rollout, Run, Step
 

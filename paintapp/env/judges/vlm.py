@@ -79,7 +79,7 @@ class VLMConfig:
             raise ValueError("retries, backoff_s and max_backoff_s must be >= 0 and timeout_s > 0")
 
     @classmethod
-    def from_env(cls, **overrides: Any) -> "VLMConfig":
+    def from_env(cls, **overrides: Any) -> VLMConfig:
         """PAINTAPP_VLM_BASE_URL / _MODEL / _API_KEY, then explicit overrides on top."""
         values: dict[str, Any] = {
             "base_url": os.environ.get("PAINTAPP_VLM_BASE_URL", ""),
@@ -338,7 +338,7 @@ class VLMJudge:
         with self._lock:
             self._retire_current()
 
-    def __enter__(self) -> "VLMJudge":
+    def __enter__(self) -> VLMJudge:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -56,8 +56,8 @@ class HPSv3Scorer:
         if not os.path.exists(checkpoint):
             raise HPSv3Unavailable(f"HPSv3 checkpoint not found: {checkpoint} (from {CHECKPOINT_ENV} or checkpoint=)")
         try:  # hpsv3 first: where it is missing, fail fast without loading torch (seconds)
-            from hpsv3 import HPSv3RewardInferencer
             import torch
+            from hpsv3 import HPSv3RewardInferencer
         except ImportError as exc:
             raise HPSv3Unavailable(
                 f"the HPSv3 scorer needs the optional 'hpsv3' package (and torch): pip install hpsv3 ({exc})"

@@ -19,7 +19,6 @@ from training.editor import presenters, selectors, services
 from training.models import Revision, Rollout
 
 
-
 @pytest.fixture
 def run(curator):
     run = make_run(make_pool(curator), steps=2, generations=4, seed=7)

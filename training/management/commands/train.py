@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 
 from curation.models import Pool
 from curation.selectors import pool_get
-from training import metrics as keys
 from paintapp.env.reward import LENGTH_THRESHOLDS
+from training import metrics as keys
 from training import services
 from training.config import RunArguments, argument_spec, argument_specs
 from training.models import Run, Step
