@@ -6,7 +6,7 @@ sketch get through?
 Renders the demo pool's sketches (`seedgen.generate_pool(N, seed=0, weak_share=0.3)`,
 exactly what `make demo` seeds) through the static gate and the renderer and prints how
 many pass, by style, with the codes of those that fail. Then, unless --no-hostile, every
-case of the adversarial corpus (tests/env/adversarial.py) through each layer alone,
+case of the adversarial corpus (tests/env/adversarial/) through each layer alone,
 printing how many each layer let through (it should be none; cases whose forbidden part
 sits in a p5 input handler never run, so only the gate can see them).
 

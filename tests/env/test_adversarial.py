@@ -1,4 +1,4 @@
-"""The adversarial corpus (tests/env/adversarial.py) against both layers.
+"""The adversarial corpus (tests/env/adversarial/) against both layers.
 
 Every forbidden construct behind every hiding wrapper must be rejected by the static gate
 (fast, no browser) and, separately, by the renderer alone (slow: one Chromium, 128 px,

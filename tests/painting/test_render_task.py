@@ -56,7 +56,7 @@ def test_a_sketch_failing_the_gate_is_not_rendered_unless_asked(render_worker):
     assert "runtime_bare_primitive" in rendered["violations"]
 
 
-# One hostile sketch per forbidden construct (tests/env/adversarial.py), rendered by the
+# One hostile sketch per forbidden construct (tests/env/adversarial/), rendered by the
 # worker even though the gate refuses it: the render itself must fail with a code, and a
 # trainer fooled at the gate would still reward it 0, never None.
 ONE_PER_CONSTRUCT = list({case.construct: case for case in CASES if case.wrapper == "computed_name"}.values())
