@@ -4,8 +4,11 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from paintapp.env.reward import PRESETS
+from painting import services as painting_services
 from tests.curation.factories import make_pool
 from training import services
+from training.config import RunArguments
 from training.models import Run
 
 pytestmark = pytest.mark.django_db
@@ -208,16 +211,12 @@ def test_the_train_command_sets_typed_values_and_the_runs_length_thresholds_on_i
 
 
 def test_a_saved_recipes_length_thresholds_are_kept_at_launch(pool, model_dir):
-    from paintapp.env.reward import PRESETS
-
-    services.recipe_save(name="short", recipe=PRESETS["hps-only"].with_(length_low_tokens=50, length_full_tokens=500))
+    painting_services.recipe_save(name="short", recipe=PRESETS["hps-only"].with_(length_low_tokens=50, length_full_tokens=500))
     run = services.run_launch(pool=pool, recipe_name="short", base_model=model_dir)
     assert (run.recipe["length_low_tokens"], run.recipe["length_full_tokens"]) == (50, 500)
 
 
 def test_a_stored_run_with_length_thresholds_in_its_hyperparameters_loads_and_its_copy_keeps_them(pool, model_dir):
-    from training.config import RunArguments
-
     run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir,
                               recipe_overrides={"length_low_tokens": 120, "length_full_tokens": 2500, "length_high_tokens": 5000})
     # what a run launched before the thresholds moved to the recipe stored
