@@ -50,10 +50,13 @@ def test_it_edits_renders_and_scores_a_rollout_beside_the_original_and_keeps_the
     page = signed_in_page
     open_editor(page, live_server, rollout)
 
-    # The factory's sketch breaks the gate: its problems are shown at their line:col.
+    # The rollout's sketch passed the gate; an edit that breaks it is shown at its line:col.
+    page.wait_for_selector("#lint-status[data-state=clean]")
+    disallowed = GOOD.replace("brush.scaleBrushes(3);", 'brush.scaleBrushes(3);\n  brush.set("2B", "#1f2937", 1);')
+    replace_code(page, disallowed)
     page.wait_for_selector("#lint-status[data-state=problems]")
-    assert "4:7 disallowed_brush_method" in page.inner_text("#diagnostics")
-    assert page.locator(".cm-lintRange-error").count() >= 2
+    assert "7:9 disallowed_brush_method" in page.inner_text("#diagnostics")
+    assert page.locator(".cm-lintRange-error", has_text="set").count() == 1
 
     violating = GOOD.replace("brush.scaleBrushes(3);", "brush.scaleBrushes(3);\n  rect(10, 10, 50, 50);")
     replace_code(page, violating)
