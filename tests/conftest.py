@@ -12,6 +12,7 @@ import redis  # noqa: E402
 
 from paintapp.env.render_config import RendererConfig  # noqa: E402
 from paintapp.env.renderer import Renderer  # noqa: E402
+from tests.support.painter import painter_path, start_build  # noqa: E402
 from tests.support.workers import WorkerProcess  # noqa: E402
 
 # A test that uses one of these starts Chromium, a Celery worker, a live server or a model
@@ -23,6 +24,7 @@ SLOW_FIXTURES = {
 BROWSER_FIXTURES = {"chromium", "signed_in_page"}
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-django has ordered the tests by database use
 def pytest_collection_modifyitems(config, items):
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
@@ -30,6 +32,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if used & SLOW_FIXTURES:
             item.add_marker(pytest.mark.slow)
+    # The painter model takes minutes to build: start it now, in the background, and run the
+    # tests that need it last (tests/support/painter.py says why this costs no wall time).
+    needs_painter = [item for item in items if "painter_model" in getattr(item, "fixturenames", ())]
+    if needs_painter:
+        items[:] = [item for item in items if item not in needs_painter] + needs_painter
+        if not config.option.collectonly:
+            config.painter_build = start_build(painter_path())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # An interrupted session stops its background build (it would only be thrown away).
+    build = getattr(session.config, "painter_build", None)
+    if build is not None and build.poll() is None:
+        build.kill()
 
 
 TEST_BROKER_URL = os.environ.get("PAINTAPP_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")

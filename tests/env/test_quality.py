@@ -29,6 +29,7 @@ from tests.env.test_features import (
     overfilled_painting,
     soft_painting,
 )
+from tests.support.rendering import render_many
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -202,27 +203,20 @@ def _auc(positives: list[float], negatives: list[float]) -> float:
 
 
 def _rendered(sketches, size: int) -> list[bytes]:
-    """PNG per sketch from bench/out/seeds (same key as bench/score.py), rendering what is missing."""
-    pngs, renderer = [], None
-    try:
-        for sk in sketches:
-            key = hashlib.sha1(f"{sk.seed}:{size}:{sk.code}".encode()).hexdigest()[:12]
-            path = SEED_CACHE / f"s{size}" / f"{sk.id}-{key}.png"
-            if not path.exists():
-                if renderer is None:
-                    from paintapp.env.render_config import RendererConfig
-                    from paintapp.env.renderer import Renderer
-
-                    renderer = Renderer(RendererConfig(prewarm=False))
-                render = renderer.render(sk.code, seed=sk.seed, size=size)
-                assert render.png is not None, (sk.id, render.violations, render.errors)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(render.png)
-            pngs.append(path.read_bytes())
-    finally:
-        if renderer is not None:
-            renderer.close()
-    return pngs
+    """PNG per sketch from bench/out/seeds (same key as bench/score.py), rendering what is
+    missing two at a time."""
+    paths = []
+    for sk in sketches:
+        key = hashlib.sha1(f"{sk.seed}:{size}:{sk.code}".encode()).hexdigest()[:12]
+        paths.append(SEED_CACHE / f"s{size}" / f"{sk.id}-{key}.png")
+    missing = [(sk, path) for sk, path in zip(sketches, paths) if not path.exists()]
+    renders = render_many([sk.code for sk, _ in missing], seeds=[sk.seed for sk, _ in missing],
+                          timeout_s=60, size=size) if missing else []
+    for (sk, path), render in zip(missing, renders):
+        assert render.png is not None, (sk.id, render.violations, render.errors)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(render.png)
+    return [path.read_bytes() for path in paths]
 
 
 @pytest.mark.slow

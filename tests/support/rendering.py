@@ -13,15 +13,17 @@ from paintapp.env.render_result import Render
 from paintapp.env.renderer import Renderer
 
 
-def render_many(codes: list[str], *, timeout_s: float, size: int, workers: int = 2) -> list[Render]:
-    """Render every sketch (seed 0) and return the verdicts in order; never raises for a
-    sketch, as render() never does."""
+def render_many(codes: list[str], *, timeout_s: float, size: int, workers: int = 2,
+                seeds: list[int] | None = None) -> list[Render]:
+    """Render every sketch (with its seed; 0 by default) and return the verdicts in order;
+    never raises for a sketch, as render() never does."""
+    seeds = seeds or [0] * len(codes)
     results: list[Render | None] = [None] * len(codes)
 
     def run(offset: int) -> None:
         with Renderer(RendererConfig(timeout_s=timeout_s)) as renderer:
             for i in range(offset, len(codes), workers):
-                results[i] = renderer.render(codes[i], seed=0, size=size)
+                results[i] = renderer.render(codes[i], seed=seeds[i], size=size)
 
     with ThreadPoolExecutor(workers) as pool:
         for future in [pool.submit(run, k) for k in range(workers)]:

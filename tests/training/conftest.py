@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.painter import painter_path, wait_for_build
+
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> str:
@@ -13,14 +15,10 @@ def tiny_model(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session")
-def painter_model() -> str:
+def painter_model(request) -> str:
     """The demo model's shape with fewer SFT epochs: its sketches pass the gate and often
-    render. Built once per machine into MODELS_DIR (~4 min on 2 cores)."""
-    from django.conf import settings
-
-    from training.tiny_model import PAINTER_TEST_SPEC, build_tiny_model
-
-    path = settings.MODELS_DIR / "tiny-painter-tests"
-    if not (path / "config.json").exists():
-        build_tiny_model(path, PAINTER_TEST_SPEC)
+    render. Built once per machine into MODELS_DIR (~4-5 min of one core), in the background
+    from the start of the session (tests/conftest.py); this waits for that build."""
+    path = painter_path()
+    wait_for_build(getattr(request.config, "painter_build", None), path, timeout_s=1800)
     return str(path)

@@ -1,0 +1,73 @@
+"""The end-to-end tests' painter model, built in a background process while other tests run.
+
+Building it takes minutes of one CPU core, and the test suite leaves about one of the two
+cores idle on average (it mostly waits on Chromium and workers), so the build starts when the
+session does, at the lowest CPU priority, and the tests that need it run last. It is built
+into a temporary folder and renamed into place, so a killed build never leaves half a model.
+
+    python -m tests.support.painter OUT_DIR     # what the session starts
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def painter_path() -> Path:
+    """Where the painter is kept between sessions (once per machine)."""
+    from django.conf import settings
+
+    return Path(settings.MODELS_DIR) / "tiny-painter-tests"
+
+
+def _log_path(path: Path) -> Path:
+    return path.with_name(f"{path.name}.build.log")
+
+
+def is_built(path: Path) -> bool:
+    return (path / "config.json").exists()
+
+
+def start_build(path: Path) -> subprocess.Popen | None:
+    """Start building the painter into `path` unless it is there; the process, or None."""
+    if is_built(path):
+        return None
+    log_path = _log_path(path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.support.painter", str(path)],
+            cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+
+def wait_for_build(process: subprocess.Popen | None, path: Path, timeout_s: float) -> None:
+    """Wait for the background build; raise with its log's tail if it failed."""
+    if process is not None:
+        process.wait(timeout=timeout_s)
+    if not is_built(path):
+        log_path = _log_path(path)
+        tail = log_path.read_text(errors="replace")[-3000:] if log_path.exists() else "(no log)"
+        raise RuntimeError(f"the painter model build failed (exit {getattr(process, 'returncode', None)}):\n{tail}")
+
+
+def build(path: Path) -> None:
+    from training.tiny_model import PAINTER_TEST_SPEC, build_tiny_model
+
+    os.nice(19)  # the tests come first; the build takes the CPU they leave
+    staging = path.with_name(f"{path.name}.building-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    build_tiny_model(staging, PAINTER_TEST_SPEC)
+    if is_built(path):  # another session finished first
+        shutil.rmtree(staging, ignore_errors=True)
+        return
+    os.replace(staging, path)
+
+
+if __name__ == "__main__":
+    build(Path(sys.argv[1]))
