@@ -71,6 +71,9 @@ def test_it_edits_renders_and_scores_a_rollout_beside_the_original_and_keeps_the
     page.wait_for_selector("#revision-panel[data-status=rendering]")
     page.wait_for_selector("#revision-panel[data-status=rendered]", timeout=60_000)
     assert page.locator("#original-image").is_visible() and page.locator("#revision-image").is_visible()
+    # The panel swaps in when the render is stored; the image itself loads a moment later.
+    page.wait_for_function("document.getElementById('revision-image').complete"
+                           " && document.getElementById('revision-image').naturalWidth > 0")
     assert page.evaluate("document.getElementById('revision-image').naturalWidth") == 128
 
     page.click("#score-button")
