@@ -124,7 +124,7 @@ class RunArguments:
         help="5e-5 as published (a 35B model); the tiny demo model shows its progress in 20 steps at 1e-3",
     )
     warmup_steps: int = argument(5, min=0, on_form=True, help="learning-rate warm-up steps")
-    lr_scheduler_type: str = argument("constant_with_warmup", on_form=True,
+    lr_scheduler_type: str = argument("constant_with_warmup", on_form=True, label="LR schedule",
                                       choices=("constant_with_warmup", "constant", "linear", "cosine"),
                                       help="learning-rate schedule after the warm-up")
     scale_rewards: str = argument("none", choices=("none", "group", "batch"), on_form=True,
