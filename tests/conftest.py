@@ -72,6 +72,15 @@ def renderer():
         yield shared
 
 
+@pytest.fixture
+def no_worker():
+    """For tests that send tasks no worker is running to take: afterwards the test Redis
+    databases are emptied, so the unanswered tasks never reach a later test's worker."""
+    yield
+    for url in (TEST_BROKER_URL, TEST_RESULT_URL):
+        redis.Redis.from_url(url).flushdb()
+
+
 @pytest.fixture(scope="session")
 def _empty_test_broker():
     """Empty the test Redis databases once, before the first worker starts."""

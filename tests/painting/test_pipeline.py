@@ -4,13 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import redis
 
 from paintapp.env.render_config import RendererConfig
 from paintapp.env.renderer import Renderer
 from paintapp.env.reward import PRESETS
 from painting.pipeline import RENDER_ONLY, InProcess, PaintJob, Workers, paint_batch, render_seed
-from tests.conftest import TEST_BROKER_URL, TEST_RESULT_URL
 from tests.curation.factories import png_bytes
 
 GOOD = (Path(__file__).resolve().parents[1] / "env" / "corpus" / "good" / "hibiscus.js").read_text()
@@ -60,13 +58,9 @@ def test_a_renderer_that_cannot_start_makes_the_reward_none_with_the_reason_neve
     assert batch.none_count == 1
 
 
-def test_without_a_render_worker_the_stage_deadline_makes_the_reward_none(db):
-    try:
-        batch = paint_batch([PaintJob(reply=GOOD, prompt="x")], recipe=HPS_ONLY, pool_id=None, size=192,
-                            executor=Workers(), render_deadline_s=1.0)
-    finally:
-        for url in (TEST_BROKER_URL, TEST_RESULT_URL):  # the unanswered task must not reach a later test's worker
-            redis.Redis.from_url(url).flushdb()
+def test_without_a_render_worker_the_stage_deadline_makes_the_reward_none(db, no_worker):
+    batch = paint_batch([PaintJob(reply=GOOD, prompt="x")], recipe=HPS_ONLY, pool_id=None, size=192,
+                        executor=Workers(), render_deadline_s=1.0)
     painted = batch.paintings[0]
     assert painted.reward is None and "TimeoutError" in painted.failure
     assert painted.parts["gate"] == 1.0, "the sketch passed the gate; only the infrastructure failed"

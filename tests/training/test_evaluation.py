@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import pytest
-import redis
 
-from tests.conftest import TEST_BROKER_URL, TEST_RESULT_URL
 from tests.curation.factories import make_pool
 from tests.training.factories import BARE_RECT, GOOD, make_run
 from training.evaluation import evaluate_replies
@@ -13,13 +11,10 @@ from training.models import Run
 pytestmark = pytest.mark.django_db
 
 
-def test_a_sample_lost_to_infrastructure_is_left_out_of_the_mean_and_counted(curator):
+def test_a_sample_lost_to_infrastructure_is_left_out_of_the_mean_and_counted(curator, no_worker):
     run = make_run(make_pool(curator), steps=1, generations=2)
-    try:  # no render worker is running: the good sample's render misses its deadline
-        result = evaluate_replies(run, {"a peach hibiscus": [GOOD, BARE_RECT]}, deadline_s=1.0)
-    finally:
-        for url in (TEST_BROKER_URL, TEST_RESULT_URL):  # the unanswered render must not reach a later worker
-            redis.Redis.from_url(url).flushdb()
+    # No render worker is running: the good sample's render misses its deadline.
+    result = evaluate_replies(run, {"a peach hibiscus": [GOOD, BARE_RECT]}, deadline_s=1.0)
     subject = result["per_subject"]["a peach hibiscus"]
     assert subject["rewards"] == [None, 0.0], "the failed gate is a verdict (0); the lost render is None"
     assert subject["none"] == 1 and "TimeoutError" in subject["failures"][0]

@@ -72,9 +72,8 @@ class Command(BaseCommand):
         size = options["size"] or settings.RENDER_SIZE
         if not 16 <= size <= 2048:
             raise CommandError("--size must be between 16 and 2048", returncode=EXIT_USAGE)
-        config = renderer_config(prewarm=False)  # few renders: a pre-loaded second page would be wasted work
-        if options["timeout"]:
-            config = renderer_config(prewarm=False, timeout_s=options["timeout"])
+        timeout = {"timeout_s": options["timeout"]} if options["timeout"] else {}
+        config = renderer_config(prewarm=False, **timeout)  # few renders: a pre-loaded page would be wasted work
         try:
             with Renderer(config) as renderer:
                 for name, text in zip(sources, texts):
