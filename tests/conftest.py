@@ -24,7 +24,7 @@ SLOW_FIXTURES = {
 BROWSER_FIXTURES = {"chromium", "signed_in_page"}
 
 
-@pytest.hookimpl(trylast=True)  # after pytest-django has ordered the tests by database use
+@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects by these markers
 def pytest_collection_modifyitems(config, items):
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
@@ -32,6 +32,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if used & SLOW_FIXTURES:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-django has ordered the tests by database use
+def pytest_collection_finish(session):
+    items, config = session.items, session.config
     # The painter model takes minutes to build: start it now, in the background, and run the
     # tests that need it last (tests/support/painter.py says why this costs no wall time).
     needs_painter = [item for item in items if "painter_model" in getattr(item, "fixturenames", ())]
