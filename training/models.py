@@ -16,8 +16,14 @@ class Run(models.Model):
         STOPPED = "stopped", "Stopped"
         FINISHED = "finished", "Finished"
         FAILED = "failed", "Failed"
+        # The trainer's heartbeat stopped (its worker or host died): resumable from the
+        # last complete checkpoint.
+        INTERRUPTED = "interrupted", "Interrupted"
+        # Paused with a checkpoint because no render or score worker answered.
+        WAITING = "waiting", "Waiting for workers"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING, Status.STOPPING)
+    RESUMABLE = (Status.STOPPED, Status.FAILED, Status.INTERRUPTED, Status.WAITING)
 
     name = models.CharField(max_length=120)
     pool = models.ForeignKey("curation.Pool", on_delete=models.PROTECT, related_name="runs")
@@ -27,13 +33,17 @@ class Run(models.Model):
     subjects = models.JSONField(default=list, help_text="subject texts the prompts cycle through")
     hyperparameters = models.JSONField(default=dict)
     seed = models.BigIntegerField(default=0)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
     stop_requested = models.BooleanField(default=False)
     error = models.TextField(blank=True)
     output_dir = models.CharField(max_length=500, blank=True)
     task_id = models.CharField(max_length=64, blank=True)
     steps_done = models.PositiveIntegerField(default=0)
     resumed_from = models.CharField(max_length=500, blank=True, help_text="checkpoint of the last resume")
+    checkpoint_step = models.PositiveIntegerField(null=True, blank=True, help_text="step of the last complete checkpoint")
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="last sign of life of the trainer")
+    attempts = models.PositiveIntegerField(default=0, help_text="deliveries of the current train task")
+    waiting_for = models.CharField(max_length=200, blank=True, help_text="what a waiting run waits for")
     eval_result = models.JSONField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="runs")
     created_at = models.DateTimeField(auto_now_add=True)
