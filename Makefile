@@ -43,11 +43,17 @@ demo: setup
 	$(PY) manage.py demo_banner
 	$(VENV)/bin/honcho start -f Procfile
 
+# Two test processes (pytest-xdist), a test file each at a time: the suite mostly waits on
+# Chromium, workers and training, so one process leaves a core idle. Each process has its own
+# test database and Redis databases (tests/conftest.py). TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+
 test: setup services
-	$(PY) -m pytest
+	$(PYTEST)
 
 test-fast: setup services
-	$(PY) -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 worker-train:
 	$(VENV)/bin/celery -A paintapp worker -Q train -c 1 -n train@%h --loglevel=INFO

@@ -53,8 +53,29 @@ def pytest_sessionfinish(session, exitstatus):
         build.kill()
 
 
-TEST_BROKER_URL = os.environ.get("PAINTAPP_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
-TEST_RESULT_URL = os.environ.get("PAINTAPP_TEST_RESULT_URL", "redis://127.0.0.1:6379/14")
+# Redis databases reserved for tests, (broker, results) for each pytest-xdist worker: `make test`
+# runs the suite in two processes, and each must have its own queues, like its own database
+# (pytest-django gives each worker a test database of its own).
+TEST_REDIS_DBS = [(15, 14), (7, 6), (5, 4), (3, 2)]
+
+
+def _test_redis_urls() -> tuple[str, str]:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")  # "gw0", "gw1"... under pytest-xdist
+    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    broker, result = os.environ.get("PAINTAPP_TEST_BROKER_URL"), os.environ.get("PAINTAPP_TEST_RESULT_URL")
+    if broker or result:
+        if index:
+            raise pytest.UsageError("PAINTAPP_TEST_BROKER_URL/RESULT_URL name one pair of Redis databases: "
+                                    "run without pytest-xdist (-n 0) when you set them")
+        return broker or "redis://127.0.0.1:6379/15", result or "redis://127.0.0.1:6379/14"
+    if index >= len(TEST_REDIS_DBS):
+        raise pytest.UsageError(f"at most {len(TEST_REDIS_DBS)} pytest-xdist workers (-n): "
+                                "each needs Redis databases of its own")
+    broker_db, result_db = TEST_REDIS_DBS[index]
+    return f"redis://127.0.0.1:6379/{broker_db}", f"redis://127.0.0.1:6379/{result_db}"
+
+
+TEST_BROKER_URL, TEST_RESULT_URL = _test_redis_urls()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -227,7 +227,9 @@ def test_a_sketch_that_never_finishes_times_out_and_the_renderer_recovers(watchd
     took = time.monotonic() - t0
     check_expectations(result, EXPECTATIONS[name])
     assert result.violations == [RENDER_TIMEOUT] and result.png is None
-    assert took < WATCHDOG_TIMEOUT_S + 4, took
+    # `took` also holds a Chromium relaunch and a page load, which take seconds on a loaded
+    # 2-core machine; a flood the watchdog missed wedges the browser for tens of seconds.
+    assert took < WATCHDOG_TIMEOUT_S + 10, took
     # The same renderer paints the next sketch correctly, at its normal speed (a GPU
     # flood left in a shared GPU process would make this take tens of seconds).
     t1 = time.monotonic()

@@ -57,16 +57,19 @@ def wait_for_build(process: subprocess.Popen | None, path: Path, timeout_s: floa
 
 
 def build(path: Path) -> None:
+    from filelock import FileLock
+
     from training.tiny_model import PAINTER_TEST_SPEC, build_tiny_model
 
     os.nice(19)  # the tests come first; the build takes the CPU they leave
-    staging = path.with_name(f"{path.name}.building-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    build_tiny_model(staging, PAINTER_TEST_SPEC)
-    if is_built(path):  # another session finished first
+    # Each pytest-xdist worker starts a build: the first builds, the others wait for it here.
+    with FileLock(str(path.with_name(f"{path.name}.lock"))):
+        if is_built(path):
+            return
+        staging = path.with_name(f"{path.name}.building-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
-        return
-    os.replace(staging, path)
+        build_tiny_model(staging, PAINTER_TEST_SPEC)
+        os.replace(staging, path)
 
 
 if __name__ == "__main__":
