@@ -6,13 +6,14 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 export DJANGO_SETTINGS_MODULE ?= paintapp.settings
 
-.PHONY: help setup system-deps services demo test test-fast serve workers worker-train worker-render worker-score bench lint clean
+.PHONY: help setup system-deps services demo test test-fast serve workers worker-train worker-render worker-score beat bench lint clean
 
 help:
 	@echo "make demo    set everything up and run the studio on http://127.0.0.1:8000"
 	@echo "make test    set everything up and run the whole test suite"
 	@echo "make setup   install apt packages, the .venv and the npm assets only"
 	@echo "make worker-train|worker-render|worker-score   run one worker pool (e.g. on another machine)"
+	@echo "make beat    run Celery beat (one per deployment): it sends the reaper of runs whose trainer died"
 
 setup: system-deps $(VENV)/.installed node_modules/.installed
 
@@ -63,6 +64,11 @@ worker-render:
 
 worker-score:
 	$(VENV)/bin/celery -A paintapp worker -Q score -c $${SCORE_CONCURRENCY:-1} -n score@%h --loglevel=INFO
+
+# Exactly one per deployment: every TRAINER_REAP_EVERY_S it sends training.tasks.reap_runs to a
+# score worker (its schedule file is var/celerybeat-schedule).
+beat:
+	$(VENV)/bin/celery -A paintapp beat --loglevel=INFO
 
 # ruff (rules in pyproject.toml) and import-linter's layer contracts; CI runs it after the tests.
 lint: $(VENV)/.installed

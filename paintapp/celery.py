@@ -2,7 +2,9 @@
 
 - `train`  — the GPU trainer (concurrency 1, on the GPU box)
 - `render` — headless Chromium renders (any number of machines)
-- `score`  — judges and quality scorers (any number of machines)
+- `score`  — judges and quality scorers (any number of machines), exports, and the reaper of
+  runs whose trainer went silent, which Celery beat sends every TRAINER_REAP_EVERY_S
+  (`celery -A paintapp beat`; schedule in settings.CELERY_BEAT_SCHEDULE)
 
 Loaded as Celery's Django guide says: `paintapp/__init__.py` imports this app, so it exists
 before any `@shared_task` is defined; tasks are found in each app's `tasks.py`. Time limits
@@ -30,6 +32,7 @@ app.conf.task_routes = {
     "training.tasks.render_sketch": {"queue": "render"},
     "training.tasks.score_painting": {"queue": "score"},
     "training.tasks.build_run_export": {"queue": "score"},  # never `train`: it would wait behind a run
+    "training.tasks.reap_runs": {"queue": "score"},  # never `train`: it finds the train worker dead
     "curation.tasks.*": {"queue": "score"},
 }
 app.autodiscover_tasks()

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from environs import Env, validate
 
 from paintapp.infra import resolve_services
@@ -184,6 +185,23 @@ CELERY_WORKER_SEND_TASK_EVENTS = False
 if SERVICES.broker_mode == "redis":
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": TRAIN_TIME_LIMIT_S + 3600}
     CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"visibility_timeout": TRAIN_TIME_LIMIT_S + 3600}
+# A trainer writes Run.heartbeat_at every TRAINER_HEARTBEAT_S; Celery beat sends the reaper
+# (training.tasks.reap_runs, to a score worker: the train worker may be the one that died)
+# every TRAINER_REAP_EVERY_S, and it marks a run silent for TRAINER_STALE_S `interrupted`.
+# A run's train task delivered more than PAINTAPP_TRAIN_MAX_ATTEMPTS times fails the run.
+TRAINER_HEARTBEAT_S = env.float("TRAINER_HEARTBEAT_S", 10.0, validate=validate.Range(min=0.1))
+TRAINER_STALE_S = env.float("TRAINER_STALE_S", 60.0, validate=validate.Range(min=1.0))
+TRAINER_REAP_EVERY_S = env.float("TRAINER_REAP_EVERY_S", 20.0, validate=validate.Range(min=1.0))
+TRAIN_MAX_ATTEMPTS = env.int("PAINTAPP_TRAIN_MAX_ATTEMPTS", 3, validate=POSITIVE)
+if TRAINER_STALE_S < 3 * TRAINER_HEARTBEAT_S:
+    raise ImproperlyConfigured("TRAINER_STALE_S must be at least 3 x TRAINER_HEARTBEAT_S, or one late beat reaps a live run")
+CELERY_BEAT_SCHEDULE = {
+    "reap-silent-runs": {
+        "task": "training.tasks.reap_runs", "schedule": TRAINER_REAP_EVERY_S,
+        "options": {"expires": TRAINER_REAP_EVERY_S},  # unanswered sweeps never pile up
+    },
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 RENDER_CONCURRENCY = env.int("RENDER_CONCURRENCY", 2, validate=POSITIVE)
 SCORE_CONCURRENCY = env.int("SCORE_CONCURRENCY", 1, validate=POSITIVE)
 

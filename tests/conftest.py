@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 # Playwright's sync API runs an event loop in the test thread; Django's ORM is still safe
 # there because the loop never runs our code concurrently.
@@ -13,12 +15,13 @@ import redis  # noqa: E402
 from paintapp.env.render_config import RendererConfig  # noqa: E402
 from paintapp.env.renderer import Renderer  # noqa: E402
 from tests.support.painter import painter_path, start_build  # noqa: E402
-from tests.support.workers import WorkerProcess  # noqa: E402
+from tests.support.workers import REPO, BeatProcess, WorkerProcess  # noqa: E402
 
 # A test that uses one of these starts Chromium, a Celery worker, a live server or a model
 # build: it is `slow` (and `browser` when it drives the studio), so `make test-fast` skips it.
 SLOW_FIXTURES = {
-    "chromium", "signed_in_page", "live_server", "start_worker", "worker_env", "tiny_model", "painter_model",
+    "chromium", "signed_in_page", "live_server", "start_worker", "start_beat", "worker_env", "embedded_env",
+    "tiny_model", "painter_model",
     "renderer", "watchdog_renderer", "short_renderer", "unshadowed_renderer", "in_process", "hostile_renders", "legit_renders",
 }
 BROWSER_FIXTURES = {"chromium", "signed_in_page"}
@@ -166,6 +169,21 @@ def worker_env(_require_postgresql, _empty_test_broker, tmp_path) -> dict[str, s
 
 
 @pytest.fixture
+def embedded_env(tmp_path) -> dict[str, str]:
+    """The environment of the embedded mode (no PostgreSQL, no Redis): SQLite files for the
+    database and kombu's SQLAlchemy broker under this test's own folder, migrated."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"}}
+    env.update(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'studio.sqlite3'}",
+        CELERY_BROKER_URL=f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}",
+        PAINTAPP_VAR_DIR=str(tmp_path), MEDIA_ROOT=str(tmp_path / "media"),
+        DJANGO_SETTINGS_MODULE="paintapp.settings",
+    )
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=REPO, env=env, check=True, timeout=120)
+    return env
+
+
+@pytest.fixture
 def start_worker(worker_env, tmp_path):
     """Factory: start_worker("render", "score") -> a running WorkerProcess; all stopped at teardown."""
     started: list[WorkerProcess] = []
@@ -181,6 +199,15 @@ def start_worker(worker_env, tmp_path):
     yield start
     for worker in started:
         worker.stop()
+
+
+@pytest.fixture
+def start_beat(worker_env, tmp_path):
+    """Celery beat as a deployment runs it, sending the settings' schedule with the workers'
+    environment (set `worker_env` first, e.g. TRAINER_REAP_EVERY_S); stopped at teardown."""
+    beat = BeatProcess(env=worker_env, log_path=tmp_path / "beat.log")
+    yield beat.start
+    beat.stop()
 
 
 @pytest.fixture(scope="session")

@@ -1,14 +1,17 @@
-"""TrainerCallback: TRL's metrics plus ours -> one Step row per step; the stop flag; checkpoints."""
+"""TrainerCallbacks: TRL's metrics plus ours -> one Step row per step; the stop flag; sealed checkpoints."""
 from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 
 from django.db import close_old_connections
 from django.utils import timezone
 from transformers import TrainerCallback
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from training import metrics as keys
+from training.checkpoints import seal
 from training.models import Run, Step
 from training.rewarding import PaintingReward
 
@@ -24,9 +27,10 @@ def _clean(value):
 
 
 class RunCallback(TrainerCallback):
-    def __init__(self, run_id: int, reward: PaintingReward):
+    def __init__(self, run_id: int, reward: PaintingReward, task_id: str):
         self.run_id = run_id
         self.reward = reward
+        self.task_id = task_id
         self.step_started = time.monotonic()
 
     def on_train_begin(self, args, state, control, **kwargs):
@@ -65,7 +69,30 @@ class RunCallback(TrainerCallback):
         if not state.is_world_process_zero:
             return
         close_old_connections()
-        if Run.objects.filter(id=self.run_id, stop_requested=True).exists():
+        task_id, stop_requested = Run.objects.filter(id=self.run_id).values_list("task_id", "stop_requested").first() or ("", False)
+        if task_id != self.task_id:
+            # Resumed in another task (this trainer had been reaped as lost) or deleted: the
+            # run's files and rows are no longer this trainer's to write.
+            log.warning("run %s is no longer task %s's: ending without a checkpoint", self.run_id, self.task_id)
+            control.should_training_stop = True
+            control.should_save = False
+        elif stop_requested:
             log.info("run %s: stop requested, ending after step %s", self.run_id, state.global_step)
             control.should_training_stop = True
             control.should_save = True  # a checkpoint to resume from
+
+
+class CheckpointCallback(TrainerCallback):
+    """Seals each checkpoint once the Trainer has written all of it (training/checkpoints.py)
+    and records its step on the run, which the run page shows and Resume starts from."""
+
+    def __init__(self, run_id: int):
+        self.run_id = run_id
+
+    def on_save(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
+        folder = Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
+        seal(folder, state.global_step)
+        close_old_connections()
+        Run.objects.filter(id=self.run_id).update(checkpoint_step=state.global_step)

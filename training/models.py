@@ -64,6 +64,10 @@ class Run(models.Model):
     def is_active(self) -> bool:
         return self.status in self.ACTIVE
 
+    @property
+    def is_resumable(self) -> bool:
+        return self.status in self.RESUMABLE
+
 
 class Step(models.Model):
     """One GRPO step's metrics: TRL's logs plus ours (gate pass rate, None count, time split...)."""

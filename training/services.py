@@ -4,6 +4,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from celery.utils import uuid
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -97,14 +98,20 @@ def run_launch(
 
 
 def _enqueue_training(run_id: int, resume: bool = False) -> None:
-    result = run_training.delay(run_id, resume=resume)
-    Run.objects.filter(id=run_id).update(task_id=result.id)
+    # The run names its task before the message exists: a worker quick to take it finds it the
+    # run's current task (training.lifecycle ignores deliveries of any other).
+    task_id = uuid()
+    Run.objects.filter(id=run_id).update(task_id=task_id, attempts=0)
+    run_training.apply_async((run_id,), {"resume": resume}, task_id=task_id)
 
 
 def run_stop(*, run: Run) -> Run:
-    """Ask the trainer to stop after the current step (cooperative: never kills the worker)."""
-    if run.status == Run.Status.QUEUED:
-        Run.objects.filter(id=run.id).update(stop_requested=True, status=Run.Status.STOPPED, finished_at=timezone.now())
+    """Ask the trainer to stop after the current step (cooperative: never kills the worker).
+    A run with no trainer (queued, interrupted, waiting) is stopped at once."""
+    if run.status in (Run.Status.QUEUED, Run.Status.INTERRUPTED, Run.Status.WAITING):
+        Run.objects.filter(id=run.id, status=run.status).update(
+            stop_requested=True, status=Run.Status.STOPPED, finished_at=timezone.now(), waiting_for="",
+        )
     elif run.status == Run.Status.RUNNING:
         Run.objects.filter(id=run.id).update(stop_requested=True, status=Run.Status.STOPPING)
     run.refresh_from_db()
@@ -112,13 +119,17 @@ def run_stop(*, run: Run) -> Run:
 
 
 def run_resume(*, run: Run) -> Run:
-    """Continue a stopped or failed run from its last checkpoint, in a new task."""
-    if run.status not in (Run.Status.STOPPED, Run.Status.FAILED):
-        raise LaunchError(f"only a stopped or failed run can resume (this one is {run.status})")
-    if run.steps_done >= run.max_steps:
+    """Continue a stopped, failed, interrupted or waiting run from its last complete checkpoint,
+    in a new task (whose deliveries are counted afresh)."""
+    if run.status not in Run.RESUMABLE:
+        raise LaunchError(f"only a stopped, failed, interrupted or waiting run can resume (this one is {run.status})")
+    # An interrupted run may have been lost after its last step, before its adapter was saved.
+    if run.steps_done >= run.max_steps and run.status != Run.Status.INTERRUPTED:
         raise LaunchError("this run already did all its steps")
     with transaction.atomic():
-        Run.objects.filter(id=run.id).update(status=Run.Status.QUEUED, stop_requested=False, error="", finished_at=None)
+        Run.objects.filter(id=run.id).update(
+            status=Run.Status.QUEUED, stop_requested=False, error="", finished_at=None, waiting_for="",
+        )
         transaction.on_commit(lambda: _enqueue_training(run.id, resume=True))
     run.refresh_from_db()
     return run

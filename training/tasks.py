@@ -1,4 +1,5 @@
-"""Thin Celery tasks of training: train one run (queue `train`), build a run's export zip (`score`).
+"""Thin Celery tasks of training: train one run (queue `train`); build a run's export zip and reap
+runs whose trainer went silent (queue `score`).
 
 Routing is in paintapp/celery.py. The render and score tasks live in the painting app.
 """
@@ -6,18 +7,27 @@ from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
+from django.utils import timezone
 
+from training.lifecycle import runs_reap
 from training.models import RunExport
 from training.trainer import train_run
 
 
 @shared_task(
-    name="training.tasks.run_training", acks_late=True, reject_on_worker_lost=True,
+    name="training.tasks.run_training", bind=True, acks_late=True, reject_on_worker_lost=True,
     time_limit=settings.TRAIN_TIME_LIMIT_S, soft_time_limit=settings.TRAIN_TIME_LIMIT_S - 300,
 )
-def run_training(run_id: int, resume: bool = False) -> str:
-    """Train one run to its end, stop or failure. Redelivered after a lost worker, it resumes."""
-    return train_run(run_id, resume=resume)
+def run_training(self, run_id: int, resume: bool = False) -> str:
+    """Train one run to its end, stop or failure. Redelivered after a lost worker, it resumes
+    (up to TRAIN_MAX_ATTEMPTS deliveries; an old task of a resumed run does nothing)."""
+    return train_run(run_id, task_id=self.request.id, resume=resume)
+
+
+@shared_task(name="training.tasks.reap_runs")
+def reap_runs() -> list[int]:
+    """Celery beat's periodic sweep: mark runs whose trainer stopped beating interrupted."""
+    return runs_reap(now=timezone.now())
 
 
 @shared_task(name="training.tasks.build_run_export", acks_late=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import random
-import re
 import traceback
 from pathlib import Path
 
@@ -19,16 +18,13 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from paintapp.env.prompts import build_messages, make_subject
+from training.checkpoints import checkpoint_step, discard_incomplete, last_checkpoint
 from training.config import RunArguments
+from training.lifecycle import Heartbeat, run_delivery_begin, run_owned
 from training.models import Rollout, Run, Step
 
 log = logging.getLogger(__name__)
 ADAPTER_DIR = "adapter"
-
-
-def last_checkpoint(output_dir: str | Path) -> Path | None:
-    checkpoints = [p for p in Path(output_dir).glob("checkpoint-*") if re.fullmatch(r"checkpoint-\d+", p.name)]
-    return max(checkpoints, key=lambda p: int(p.name.split("-")[1]), default=None)
 
 
 def training_dataset(run: Run, args: RunArguments):
@@ -87,10 +83,10 @@ def lora_config(args: RunArguments):
     )
 
 
-def build_trainer(run: Run, args: RunArguments):
+def build_trainer(run: Run, args: RunArguments, task_id: str):
     from trl import GRPOTrainer
 
-    from training.callbacks import RunCallback
+    from training.callbacks import CheckpointCallback, RunCallback
     from training.rewarding import PaintingReward
 
     reward = PaintingReward(run)
@@ -100,7 +96,7 @@ def build_trainer(run: Run, args: RunArguments):
         args=grpo_config(run, args),
         train_dataset=training_dataset(run, args),
         peft_config=lora_config(args),
-        callbacks=[RunCallback(run.id, reward)],
+        callbacks=[RunCallback(run.id, reward, task_id), CheckpointCallback(run.id)],
     )
 
 
@@ -110,35 +106,42 @@ def _forget_steps_after(run: Run, step: int) -> None:
     Rollout.objects.filter(run=run, step__gt=step).delete()
 
 
-def train_run(run_id: int, *, resume: bool = False) -> str:
+def train_run(run_id: int, *, task_id: str, resume: bool = False) -> str:
+    """Train one delivery of the run's task (see training.lifecycle for which deliveries train)."""
     close_old_connections()
+    delivery = run_delivery_begin(run_id=run_id, task_id=task_id, resume=resume, now=timezone.now())
+    if not delivery.train:
+        return delivery.status
     run = Run.objects.select_related("pool").get(id=run_id)
-    if run.status in (Run.Status.FINISHED, Run.Status.STOPPED) and not resume:
-        return run.status  # a duplicate delivery of a task that already ended
-    if run.status in (Run.Status.RUNNING, Run.Status.STOPPING):
-        resume = True  # redelivered after the trainer's worker was lost: continue, do not restart
     args = RunArguments.from_dict(run.hyperparameters)
+    with Heartbeat(run.id, task_id):  # from before the model loads until the run's status is written
+        return _train(run, args, task_id, resume=delivery.resume)
 
+
+def _train(run: Run, args: RunArguments, task_id: str, *, resume: bool) -> str:
     import torch
 
     if not torch.cuda.is_available():
         torch.set_num_threads(max(1, args.torch_threads))
 
     checkpoint = last_checkpoint(run.output_dir) if resume else None
-    done = int(checkpoint.name.split("-")[1]) if checkpoint else 0
+    discard_incomplete(run.output_dir)
+    done = checkpoint_step(checkpoint) if checkpoint else 0
     _forget_steps_after(run, done)
     Run.objects.filter(id=run.id).update(
-        status=Run.Status.RUNNING, started_at=run.started_at or timezone.now(), steps_done=done,
-        resumed_from=str(checkpoint or ""), error="",
+        steps_done=done, resumed_from=str(checkpoint or ""), checkpoint_step=done or None, error="",
     )
+    mine = Run.objects.filter(id=run.id, task_id=task_id)  # a trainer whose run was resumed elsewhere writes nothing
     try:
-        trainer = build_trainer(run, args)
+        trainer = build_trainer(run, args, task_id)
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        if not run_owned(run_id=run.id, task_id=task_id):
+            return "superseded"
         trainer.save_model(str(Path(run.output_dir) / ADAPTER_DIR))
     except Exception as exc:  # noqa: BLE001 - the run records why it failed
         close_old_connections()
-        log.exception("run %s failed", run_id)
-        Run.objects.filter(id=run.id).update(
+        log.exception("run %s failed", run.id)
+        mine.update(
             status=Run.Status.FAILED, finished_at=timezone.now(),
             error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()[-4000:]}",
         )
@@ -146,10 +149,10 @@ def train_run(run_id: int, *, resume: bool = False) -> str:
     close_old_connections()
     run.refresh_from_db()
     status = Run.Status.STOPPED if run.stop_requested else Run.Status.FINISHED
-    Run.objects.filter(id=run.id).update(steps_done=trainer.state.global_step)
+    mine.update(steps_done=trainer.state.global_step)
     if status == Run.Status.FINISHED:
         _evaluate(run, trainer)
-    Run.objects.filter(id=run.id).update(status=status, finished_at=timezone.now())
+    mine.update(status=status, finished_at=timezone.now())
     return status
 
 

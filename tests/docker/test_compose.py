@@ -25,7 +25,7 @@ def compose_config(env_extra: dict[str, str]) -> subprocess.CompletedProcess:
 def test_the_compose_file_is_valid_and_defines_every_role():
     result = compose_config({"SECRET_KEY": "s" * 60})
     assert result.returncode == 0, result.stderr
-    for service in ("postgres", "redis", "web", "worker-train", "worker-render", "worker-score"):
+    for service in ("postgres", "redis", "web", "worker-train", "worker-render", "worker-score", "beat"):
         assert re.search(rf"^  {service}:$", result.stdout, re.MULTILINE), service
 
 

@@ -8,8 +8,6 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from tests.support.workers import REPO
 
 STATUS_SCRIPT = (
@@ -18,16 +16,8 @@ STATUS_SCRIPT = (
 )
 
 
-@pytest.mark.slow
-def test_an_embedded_worker_shows_alive_by_heartbeat_and_dead_once_killed(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"}}
-    env.update(
-        DATABASE_URL=f"sqlite:///{tmp_path / 'studio.sqlite3'}",
-        CELERY_BROKER_URL=f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}",
-        PAINTAPP_VAR_DIR=str(tmp_path),
-        DJANGO_SETTINGS_MODULE="paintapp.settings",
-    )
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=REPO, env=env, check=True, timeout=120)
+def test_an_embedded_worker_shows_alive_by_heartbeat_and_dead_once_killed(embedded_env, tmp_path):
+    env = embedded_env
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "paintapp", "worker", "-Q", "render", "-c", "1", "-n", "emb@test"],
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,

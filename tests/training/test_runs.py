@@ -78,14 +78,94 @@ def test_stopping_a_queued_run_stops_it_and_a_running_one_asks_the_trainer(pool,
     assert (stopping.status, stopping.stop_requested) == ("stopping", True)
 
 
-def test_only_stopped_or_failed_runs_resume(pool, model_dir):
+def test_only_stopped_failed_interrupted_or_waiting_runs_resume(pool, model_dir):
     run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
-    with pytest.raises(services.LaunchError, match="only a stopped or failed run"):
+    with pytest.raises(services.LaunchError, match="only a stopped, failed, interrupted or waiting run"):
         services.run_resume(run=run)
-    Run.objects.filter(id=run.id).update(status="failed", error="boom", steps_done=2)
+    for status in Run.RESUMABLE:
+        Run.objects.filter(id=run.id).update(status=status, error="boom", steps_done=2, stop_requested=True)
+        run.refresh_from_db()
+        resumed = services.run_resume(run=run)
+        assert (resumed.status, resumed.error, resumed.stop_requested) == ("queued", "", False)
+
+
+def test_an_interrupted_run_that_did_all_its_steps_still_resumes_to_save_its_adapter(pool, model_dir):
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
+    Run.objects.filter(id=run.id).update(status="stopped", steps_done=5)
     run.refresh_from_db()
-    resumed = services.run_resume(run=run)
-    assert (resumed.status, resumed.error) == ("queued", "")
+    with pytest.raises(services.LaunchError, match="already did all its steps"):
+        services.run_resume(run=run)
+    Run.objects.filter(id=run.id).update(status="interrupted")
+    run.refresh_from_db()
+    assert services.run_resume(run=run).status == "queued"
+
+
+def test_resume_names_a_new_task_before_queuing_it_and_counts_its_deliveries_afresh(
+    pool, model_dir, django_capture_on_commit_callbacks, no_worker
+):
+    from paintapp.celery import app
+
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
+    Run.objects.filter(id=run.id).update(status="interrupted", task_id="the-lost-task", attempts=2)
+    run.refresh_from_db()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.run_resume(run=run)
+    run.refresh_from_db()
+    assert run.task_id not in ("", "the-lost-task") and run.attempts == 0
+    with app.connection_for_write() as conn:
+        message = conn.SimpleQueue("train", no_ack=True).get(timeout=5)
+    assert message.headers["id"] == run.task_id and message.headers["task"] == "training.tasks.run_training"
+
+
+def test_stop_on_an_interrupted_or_waiting_run_stops_it_and_it_can_then_be_deleted(pool, model_dir):
+    for status in ("interrupted", "waiting"):
+        run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+        Run.objects.filter(id=run.id).update(status=status, waiting_for="a render worker")
+        run.refresh_from_db()
+        stopped = services.run_stop(run=run)
+        assert (stopped.status, stopped.waiting_for) == ("stopped", "")
+        assert stopped.finished_at is not None
+    interrupted = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    Run.objects.filter(id=interrupted.id).update(status="interrupted")
+    interrupted.refresh_from_db()
+    services.run_delete(run=interrupted)
+    assert not Run.objects.filter(id=interrupted.id).exists()
+
+
+def test_an_interrupted_runs_page_says_why_shows_its_last_checkpoint_and_resumes_from_the_button(client, curator, pool, model_dir):
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
+    reason = "The trainer stopped answering: no heartbeat since 2026-11-30 21:00:00 UTC (more than 60 s)"
+    Run.objects.filter(id=run.id).update(status="interrupted", error=reason, checkpoint_step=2, steps_done=3)
+    client.force_login(curator)
+    html = client.get(reverse("training:run", args=[run.id])).content.decode()
+    assert "last checkpoint: step 2" in html and reason in html
+    assert "Interrupted</h2>" in html
+    for action in ("resume", "stop", "delete"):
+        assert reverse(f"training:{action}", args=[run.id]) in html, action
+    response = client.post(reverse("training:resume", args=[run.id]))
+    assert response.status_code == 302
+    run.refresh_from_db()
+    assert (run.status, run.error) == ("queued", "")
+    html = client.get(reverse("training:run", args=[run.id])).content.decode()
+    assert reverse("training:resume", args=[run.id]) not in html
+
+
+def test_the_resume_run_command_queues_what_the_button_queues_and_refuses_what_it_refuses(pool, model_dir, capsys):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
+    with pytest.raises(CommandError, match="only a stopped, failed, interrupted or waiting run") as refused:
+        call_command("resume_run", str(run.id))
+    assert refused.value.returncode == 2
+    with pytest.raises(CommandError, match="no run 999999") as missing:
+        call_command("resume_run", "999999")
+    assert missing.value.returncode == 2
+    Run.objects.filter(id=run.id).update(status="interrupted", checkpoint_step=3)
+    call_command("resume_run", str(run.id))
+    out = capsys.readouterr().out
+    assert f"Resuming run {run.id}" in out and "from step 3" in out
+    assert Run.objects.get(id=run.id).status == "queued"
 
 
 def test_an_active_run_cannot_be_deleted_and_a_finished_one_takes_its_files(pool, model_dir, tmp_path):

@@ -5,7 +5,6 @@ small render size.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -13,13 +12,11 @@ import pytest
 from paintapp.env.reward import PRESETS
 from painting import services as painting_services
 from tests.curation.factories import make_pool
+from tests.support.runs import FAST, wait_for, wait_until_ended
 from training import services
-from training.models import Rollout, Run, Step
+from training.models import Rollout, Step
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-FAST = {"num_generations": 4, "render_size": 128, "max_completion_length": 384, "checkpoint_every": 1,
-        "warmup_steps": 1, "render_deadline_s": 60, "score_deadline_s": 60}
 
 
 @pytest.fixture
@@ -31,25 +28,6 @@ def pool(curator):
 def workers(start_worker, worker_env):
     worker_env["RENDER_TIMEOUT_S"] = "20"
     return {queue: start_worker(queue) for queue in ("train", "render", "score")}
-
-
-def wait_for(predicate, timeout: float, what: str, poll: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(poll)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
-def wait_until_ended(run: Run, timeout: float = 420) -> Run:
-    def ended():
-        run.refresh_from_db()
-        return run.status in ("finished", "stopped", "failed")
-
-    wait_for(ended, timeout, f"run {run.id} to end (status {run.status}, {run.steps_done} steps)")
-    return run
 
 
 def lora_b_norm(adapter_dir: Path) -> float:

@@ -2,17 +2,16 @@
 from __future__ import annotations
 
 import argparse
-import time
 
 from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 
 from curation.models import Pool
 from curation.selectors import pool_get
 from paintapp.env.reward import LENGTH_THRESHOLDS
-from training import metrics as keys
 from training import services
 from training.config import RunArguments, argument_spec, argument_specs
-from training.models import Run, Step
+from training.management.follow import ending, follow_run
+from training.models import Run
 
 
 class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -92,33 +91,10 @@ class Command(BaseCommand):
             raise CommandError(str(exc), returncode=2) from exc
         self.stdout.write(self.style.SUCCESS(f"Launched run {run.id}: {run.name}"))
         if follow:
-            self.poll = max(0.2, poll)
-            self._follow(run)
+            self._follow(run, poll)
 
-    def _follow(self, run: Run) -> None:
-        from tqdm import tqdm
-
-        printed = 0
-        with tqdm(total=run.max_steps, desc=f"run {run.id}", unit="step", leave=True) as bar:
-            while True:
-                run.refresh_from_db()
-                for step in Step.objects.filter(run=run, step__gt=printed).order_by("step"):
-                    m = step.metrics
-                    line = (
-                        f"step {step.step:>4}  reward {_fmt(step.reward_mean)} ± {_fmt(step.reward_std)}  "
-                        f"gate {_fmt(m.get(keys.GATE_PASS_RATE))}  none {int(m.get(keys.NONE_COUNT) or 0)}  "
-                        f"<{keys.LOW_REWARD} {int(m.get(keys.LOW_COUNT) or 0)}  {_fmt(m.get(keys.STEP_S), 1)} s"
-                    )
-                    bar.write(line)
-                    bar.update(step.step - printed)
-                    printed = step.step
-                if run.status not in Run.ACTIVE:
-                    break
-                time.sleep(self.poll)
-        self.stdout.write(f"Run {run.id} ended: {run.status}" + (f"\n{run.error.splitlines()[0]}" if run.error else ""))
+    def _follow(self, run: Run, poll: float) -> None:
+        run = follow_run(run, poll=poll)
+        self.stdout.write(ending(run))
         if run.status == Run.Status.FAILED:
             raise CommandError("the run failed", returncode=1)
-
-
-def _fmt(value, places: int = 3) -> str:
-    return "  -  " if value is None else f"{value:.{places}f}"

@@ -1,0 +1,29 @@
+"""Launch arguments and waits shared by the tests that train a run end to end."""
+from __future__ import annotations
+
+import time
+
+from training.models import Run
+
+# A few cheap steps of the tiny model: small groups, small renders, a checkpoint every step.
+FAST = {"num_generations": 4, "render_size": 128, "max_completion_length": 384, "checkpoint_every": 1,
+        "warmup_steps": 1, "render_deadline_s": 60, "score_deadline_s": 60}
+
+
+def wait_for(predicate, timeout: float, what: str, poll: float = 0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def wait_until_ended(run: Run, timeout: float = 420) -> Run:
+    def ended():
+        run.refresh_from_db()
+        return run.status in ("finished", "stopped", "failed")
+
+    wait_for(ended, timeout, f"run {run.id} to end (status {run.status}, {run.steps_done} steps)")
+    return run

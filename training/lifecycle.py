@@ -1,0 +1,179 @@
+"""A run's trainer lifecycle: which delivery of its task may train, the trainer's heartbeat,
+and the reaper that marks a run whose trainer went silent.
+
+- Each delivery of `run_training` is counted in Run.attempts; only the run's current task
+  (Run.task_id) may train, and past `TRAIN_MAX_ATTEMPTS` the run fails instead of loading the
+  model again (a pool child killed on every load is requeued at once, without end).
+- While a trainer works on a run, a daemon thread writes Run.heartbeat_at every
+  `TRAINER_HEARTBEAT_S` on its own database connection.
+- `runs_reap` (Celery beat -> `training.tasks.reap_runs` on a score worker) marks a running run
+  whose heartbeat is older than `TRAINER_STALE_S` interrupted, keeping its last complete
+  checkpoint, so a dead worker or machine never leaves a run `running` forever.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Case, CharField, F, TextField, Value, When
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from training.checkpoints import checkpoint_step, last_checkpoint
+from training.models import Run
+
+log = logging.getLogger(__name__)
+
+# States in which a delivery of the run's own task trains (INTERRUPTED: the broker handed back
+# the task of a trainer that was reaped, and no one has resumed the run since).
+TRAINABLE = (Run.Status.QUEUED, Run.Status.RUNNING, Run.Status.STOPPING, Run.Status.INTERRUPTED)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What one delivery of a run's train task does: train (from a checkpoint when `resume`), or
+    nothing, with the run's status as the task's result."""
+
+    train: bool
+    resume: bool = False
+    status: str = ""
+
+
+def resume_point(run: Run) -> str:
+    return f"step {run.checkpoint_step}" if run.checkpoint_step else "the start (no complete checkpoint yet)"
+
+
+def run_delivery_begin(*, run_id: int, task_id: str, resume: bool, now: datetime) -> Delivery:
+    """Count this delivery of the run's train task and decide whether it trains."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(id=run_id).first()
+        if run is None:
+            return Delivery(train=False, status="deleted")
+        if run.task_id != task_id:
+            # An old message, redelivered after the run was resumed in a newer task.
+            log.warning("run %s: task %s is not the run's current task %s; ignored", run_id, task_id, run.task_id)
+            return Delivery(train=False, status="superseded")
+        if run.status not in TRAINABLE:
+            return Delivery(train=False, status=run.status)  # a duplicate of a task that already ended
+        redelivered = run.status != Run.Status.QUEUED
+        attempts = run.attempts + 1
+        if attempts > settings.TRAIN_MAX_ATTEMPTS:
+            lost = attempts - 1
+            Run.objects.filter(id=run.id).update(
+                status=Run.Status.FAILED, finished_at=now, attempts=attempts,
+                error=(f"The trainer was lost {lost} times while training this run (each time its worker "
+                       "process died or was killed, e.g. out of memory while loading the model), so it was not "
+                       f"started again. Fix the cause, then Resume: it continues from {resume_point(run)}."),
+            )
+            return Delivery(train=False, status=Run.Status.FAILED)
+        if redelivered and run.stop_requested:
+            # The trainer was lost while stopping: the stop is done; the run keeps its last checkpoint.
+            Run.objects.filter(id=run.id).update(status=Run.Status.STOPPED, finished_at=now, attempts=attempts)
+            return Delivery(train=False, status=Run.Status.STOPPED)
+        Run.objects.filter(id=run.id).update(
+            status=Run.Status.RUNNING, attempts=attempts, heartbeat_at=now, started_at=run.started_at or now,
+        )
+    return Delivery(train=True, resume=resume or redelivered)
+
+
+def run_owned(*, run_id: int, task_id: str) -> bool:
+    """Whether the run is still this task's (not resumed in another task, not deleted)."""
+    return Run.objects.filter(id=run_id, task_id=task_id).exists()
+
+
+def run_heartbeat(*, run_id: int, task_id: str, now: datetime) -> bool:
+    """Record a sign of life of the run's trainer; False once the run is no longer its task's.
+
+    A run reaped while its trainer was only cut off (its database down longer than the stale
+    limit) is running again as soon as the trainer is heard from.
+    """
+    return bool(Run.objects.filter(id=run_id, task_id=task_id).update(
+        heartbeat_at=now,
+        status=Case(When(status=Run.Status.INTERRUPTED, then=Value(Run.Status.RUNNING)), default=F("status"),
+                    output_field=CharField()),
+        error=Case(When(status=Run.Status.INTERRUPTED, then=Value("")), default=F("error"), output_field=TextField()),
+    ))
+
+
+class Heartbeat:
+    """`with Heartbeat(run_id, task_id):` beats from a daemon thread until the block ends.
+
+    The thread has its own database connection (Django's are per thread). A beat that fails
+    (the database is briefly down) is logged and the next one tries again on a new connection.
+    """
+
+    def __init__(self, run_id: int, task_id: str, *, interval_s: float | None = None,
+                 record: Callable[..., bool] = run_heartbeat):
+        self.run_id, self.task_id = run_id, task_id
+        self.interval_s = settings.TRAINER_HEARTBEAT_S if interval_s is None else interval_s
+        self.record = record  # the test of a failing database passes its own
+        self.failures = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"run-{run_id}-heartbeat", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.interval_s + 30)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                self._beat()
+                self._stop.wait(self.interval_s)
+        finally:
+            connection.close()  # this thread's own connection
+
+    def _beat(self) -> None:
+        try:
+            if not self.record(run_id=self.run_id, task_id=self.task_id, now=timezone.now()):
+                log.warning("run %s is no longer task %s's: heartbeat stops", self.run_id, self.task_id)
+                self._stop.set()
+        except Exception as exc:  # noqa: BLE001 - a heartbeat thread that dies gets a live run reaped
+            self.failures += 1
+            log.warning("run %s: heartbeat not written (%s); retrying in %.0f s", self.run_id, exc, self.interval_s)
+            try:
+                connection.close()  # the next beat opens a new one
+            except DatabaseError:
+                pass
+
+
+def _stale_reason(run: Run, seen: datetime, stale_s: float) -> str:
+    return (f"The trainer stopped answering: no heartbeat since {seen:%Y-%m-%d %H:%M:%S} UTC (more than "
+            f"{stale_s:.0f} s), so its worker or machine was probably lost. Resume continues from {resume_point(run)}.")
+
+
+def runs_reap(*, now: datetime) -> list[int]:
+    """Mark the runs whose trainer went silent: a running one `interrupted` with the reason, a
+    stopping one `stopped` (the stop it waited for is done). Each keeps its last complete
+    checkpoint. A queued run no train worker took has no trainer yet and waits. Returns their ids."""
+    stale_s = float(settings.TRAINER_STALE_S)
+    silent = (
+        Run.objects.filter(status__in=(Run.Status.RUNNING, Run.Status.STOPPING))
+        .annotate(seen=Coalesce("heartbeat_at", "started_at", "created_at"))
+        .filter(seen__lt=now - timedelta(seconds=stale_s))
+    )
+    reaped = []
+    for run in silent:
+        complete = last_checkpoint(run.output_dir) if run.output_dir else None
+        if complete is not None:
+            run.checkpoint_step = checkpoint_step(complete)
+        interrupted = run.status == Run.Status.RUNNING
+        # Only if no beat arrived since it was read: a trainer heard from just now stays running.
+        updated = Run.objects.filter(id=run.id, status=run.status, heartbeat_at=run.heartbeat_at).update(
+            status=Run.Status.INTERRUPTED if interrupted else Run.Status.STOPPED,
+            error=_stale_reason(run, run.seen, stale_s) if interrupted else "",
+            checkpoint_step=run.checkpoint_step, finished_at=None if interrupted else now,
+        )
+        if updated:
+            log.warning("run %s: no heartbeat since %s; marked %s", run.id, run.seen, "interrupted" if interrupted else "stopped")
+            reaped.append(run.id)
+    return reaped
