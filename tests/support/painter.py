@@ -1,8 +1,8 @@
 """The end-to-end tests' painter model, built in a background process while other tests run.
 
-Building it takes minutes of one CPU core, and the test suite leaves about one of the two
-cores idle on average (it mostly waits on Chromium and workers), so the build starts when the
-session does, at the lowest CPU priority, and the tests that need it run last. It is built
+Building it takes minutes of one CPU core, and the test suite leaves part of the two cores
+idle (it mostly waits on Chromium and workers), so the build starts when the session does, at
+a lower CPU priority than the tests, and the tests that need it run last. It is built
 into a temporary folder and renamed into place, so a killed build never leaves half a model.
 
     python -m tests.support.painter OUT_DIR     # what the session starts
@@ -61,7 +61,9 @@ def build(path: Path) -> None:
 
     from training.tiny_model import PAINTER_TEST_SPEC, build_tiny_model
 
-    os.nice(19)  # the tests come first; the build takes the CPU they leave
+    # Below the tests, but not at the bottom: with two test processes busy, a build at nice 19
+    # finished long after everything else and the painter's tests waited minutes for it.
+    os.nice(10)
     # Each pytest-xdist worker starts a build: the first builds, the others wait for it here.
     with FileLock(str(path.with_name(f"{path.name}.lock"))):
         if is_built(path):
