@@ -24,6 +24,7 @@ class WorkerProcess:
     queues: tuple[str, ...]
     env: dict[str, str]
     concurrency: int = 1
+    pool: str = "prefork"  # "solo" runs tasks in the worker's own thread (no terminate, as on Windows)
     log_path: Path | None = None
     hostname: str = field(default_factory=lambda: f"test-{uuid.uuid4().hex[:8]}@localhost")
     process: subprocess.Popen | None = None
@@ -31,7 +32,7 @@ class WorkerProcess:
     def start(self, ready_timeout: float = 60.0) -> WorkerProcess:
         cmd = [
             sys.executable, "-m", "celery", "-A", "paintapp", "worker",
-            "-Q", ",".join(self.queues), "-c", str(self.concurrency), "-n", self.hostname,
+            "-Q", ",".join(self.queues), "-c", str(self.concurrency), "-P", self.pool, "-n", self.hostname,
             "--loglevel=INFO", "--without-gossip", "--without-mingle",
         ]
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
