@@ -1,4 +1,5 @@
-"""Thin Celery tasks of training: train one run (queue `train`), build a run's export zip (`score`).
+"""Thin Celery tasks of training: train one run and resume runs waiting for workers (queue
+`train`), build a run's export zip (`score`).
 
 Routing is in paintapp/celery.py. The render and score tasks live in the painting app.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
+from paintapp.workers import answering_queues
 from training.models import RunExport
 from training.trainer import train_run
 
@@ -18,6 +20,14 @@ from training.trainer import train_run
 def run_training(run_id: int, resume: bool = False) -> str:
     """Train one run to its end, stop or failure. Redelivered after a lost worker, it resumes."""
     return train_run(run_id, resume=resume)
+
+
+@shared_task(name="training.tasks.resume_waiting_runs")
+def resume_waiting_runs() -> list[int]:
+    """Celery beat's periodic check: resume the runs waiting for workers that answer again."""
+    from training.services import runs_resume_waiting  # services queue this module's tasks
+
+    return [run.id for run in runs_resume_waiting(answering=answering_queues())]
 
 
 @shared_task(name="training.tasks.build_run_export", acks_late=True)

@@ -21,6 +21,7 @@ from django.utils import timezone
 from paintapp.env.prompts import build_messages, make_subject
 from training.config import RunArguments
 from training.models import Rollout, Run, Step
+from training.pausing import WorkersMissing, run_pause
 
 log = logging.getLogger(__name__)
 ADAPTER_DIR = "adapter"
@@ -135,6 +136,8 @@ def train_run(run_id: int, *, resume: bool = False) -> str:
         trainer = build_trainer(run, args)
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         trainer.save_model(str(Path(run.output_dir) / ADAPTER_DIR))
+    except WorkersMissing as missing:
+        return run_pause(run_id=run.id, trainer=trainer, missing=missing)
     except Exception as exc:  # noqa: BLE001 - the run records why it failed
         close_old_connections()
         log.exception("run %s failed", run_id)
