@@ -16,6 +16,7 @@ editor all judge a sketch here, so they agree on everything that decides a rewar
 """
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +33,7 @@ from paintapp.workers import broker_broadcasts
 from painting import services
 from painting.tasks import render_sketch, score_painting
 
+log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 # Rendering alone (seeding the reference pool): the reward is the verdict, nothing is scored.
@@ -227,13 +229,16 @@ class Workers:
 
     def _give_up(self, results) -> list[bool]:
         """Revoke the tasks of `results`, terminating started ones; whether each came back anyway."""
-        if not broker_broadcasts():
+        try:
+            if broker_broadcasts():
+                results[0].app.control.revoke([result.id for result in results], terminate=True)
+                settle = time.monotonic() + self.settle_s
+                while time.monotonic() < settle and any(result.state == states.STARTED for result in results):
+                    time.sleep(self.POLL_S)
             return [result.successful() for result in results]
-        results[0].app.control.revoke([result.id for result in results], terminate=True)
-        settle = time.monotonic() + self.settle_s
-        while time.monotonic() < settle and any(result.state == states.STARTED for result in results):
-            time.sleep(self.POLL_S)
-        return [result.successful() for result in results]
+        except Exception:  # noqa: BLE001 - broker or backend down: the tasks still expire unseen
+            log.warning("could not revoke %s tasks past their deadline", len(results), exc_info=True)
+            return [False] * len(results)
 
 
 class InProcess:

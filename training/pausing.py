@@ -22,7 +22,7 @@ from training.models import Run
 log = logging.getLogger(__name__)
 
 
-class WorkersMissing(Exception):  # noqa: N818 - it names the state, like Django's DoesNotExist
+class WorkersMissing(Exception):
     """A step lost to infrastructure twice, with no worker on `queue`: pause the run."""
 
     def __init__(self, *, step: int, queue: str):

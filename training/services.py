@@ -136,7 +136,7 @@ def run_stop(*, run: Run) -> Run:
 def run_resume(*, run: Run) -> Run:
     """Continue a stopped, failed or waiting run from its last checkpoint, in a new task."""
     if run.status not in Run.RESUMABLE:
-        raise LaunchError(f"only a stopped or failed run can resume (this one is {run.status})")
+        raise LaunchError(f"only a stopped, failed, interrupted or waiting run can resume (this one is {run.status})")
     if run.steps_done >= run.max_steps:
         raise LaunchError("this run already did all its steps")
     with transaction.atomic():

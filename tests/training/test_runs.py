@@ -148,7 +148,7 @@ def test_stopping_a_queued_run_stops_it_and_a_running_one_asks_the_trainer(pool,
 
 def test_only_stopped_or_failed_runs_resume(pool, model_dir):
     run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
-    with pytest.raises(services.LaunchError, match="only a stopped or failed run"):
+    with pytest.raises(services.LaunchError, match="only a stopped, failed, interrupted or waiting run"):
         services.run_resume(run=run)
     Run.objects.filter(id=run.id).update(status="failed", error="boom", steps_done=2)
     run.refresh_from_db()
