@@ -177,9 +177,10 @@ class Workers:
     discards it. At the deadline the tasks not back are revoked, and those already running are
     terminated: a render keeps its pool process busy until its own timeout (RENDER_TIMEOUT_S,
     a minute by default), so left running it would take the next step's worker and make
-    Nones cascade. Terminating costs the pool a fresh child process and its browser a
-    relaunch (about a second), and loses nothing: renders and scores are pure functions of
-    their arguments, stored content-addressed. `settle_s` then bounds the wait for the
+    Nones cascade. Terminating costs the pool a fresh child process and browser (the first
+    render after it took 11 s instead of 2-4 s in tests/painting/test_pipeline.py, against the
+    minute the sketch could have kept), and loses nothing: renders and scores are pure
+    functions of their arguments, stored content-addressed. `settle_s` then bounds the wait for the
     terminated tasks to end; one that finished first anyway is a late result (counted, not
     used). kombu's SQLAlchemy transport (the embedded mode) cannot broadcast a revoke: there
     the expiry alone keeps unstarted tasks from running, and a started one runs to its end.

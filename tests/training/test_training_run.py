@@ -36,14 +36,16 @@ def workers(start_worker, worker_env):
     return {queue: start_worker(queue) for queue in ("train", "render", "score")}
 
 
-def wait_for(predicate, timeout: float, what: str, poll: float = 0.5):
+def wait_for(predicate, timeout: float, what, poll: float = 0.5):
+    """Poll `predicate` until it is truthy; `what` (a text, or a function giving one at the
+    end) says what was awaited."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(poll)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what() if callable(what) else what}")
 
 
 def wait_until_ended(run: Run, timeout: float = 420, ends=("finished", "stopped", "failed")) -> Run:
@@ -51,7 +53,7 @@ def wait_until_ended(run: Run, timeout: float = 420, ends=("finished", "stopped"
         run.refresh_from_db()
         return run.status in ends
 
-    wait_for(ended, timeout, f"run {run.id} to be {' or '.join(ends)} (status {run.status}, {run.steps_done} steps)")
+    wait_for(ended, timeout, lambda: f"run {run.id} to be {' or '.join(ends)} (status {run.status}, {run.steps_done} steps)")
     return run
 
 
@@ -104,7 +106,7 @@ def test_with_its_render_worker_gone_a_run_steps_on_no_lost_rollouts_waits_and_g
     render = start_worker("render")
     run = services.run_launch(
         pool=pool, recipe_name="hps-only", base_model=painter_model,
-        arguments=FAST | {"max_steps": 4, "render_deadline_s": 6, "checkpoint_every": 100},
+        arguments=FAST | {"max_steps": 3, "max_completion_length": 1024, "render_deadline_s": 10, "checkpoint_every": 100},
     )
     wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 300, "step 1")
     render.stop()
@@ -123,9 +125,10 @@ def test_with_its_render_worker_gone_a_run_steps_on_no_lost_rollouts_waits_and_g
     assert resume_waiting_runs.delay().get(timeout=60) == [run.id]  # what Celery beat sends, on the train worker
     run = wait_until_ended(run)
     assert run.status == "finished", run.error
-    assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1, 2, 3, 4]
-    assert Rollout.objects.filter(run=run).count() == 4 * 4
-    assert not Rollout.objects.filter(run=run, step=done + 1, failure__startswith="render:").exists()
+    assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1, 2, 3]
+    assert Rollout.objects.filter(run=run).count() == 3 * 4
+    redone = Rollout.objects.filter(run=run, step=done + 1)
+    assert any(r.timings.get("render_ms") is not None for r in redone), [r.failure for r in redone]  # by the new worker
 
 
 def test_stop_ends_the_run_after_a_step_and_resume_continues_without_duplicates(workers, pool, tiny_model):
