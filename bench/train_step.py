@@ -29,6 +29,7 @@ import django  # noqa: E402
 django.setup()
 
 from curation.selectors import pool_get  # noqa: E402
+from paintapp.workers import answering_queues  # noqa: E402
 from training import services  # noqa: E402
 from training.models import Run, Step  # noqa: E402
 
@@ -43,14 +44,11 @@ def start_workers() -> list[subprocess.Popen]:
              "-n", f"bench-{queue}@%h", "--loglevel=WARNING"],
             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         ))
-    from paintapp.celery import app
-
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        replies = app.control.broadcast("paintapp_capabilities", reply=True, timeout=1.0) or []
-        queues = {q for reply in replies for info in reply.values() for q in info.get("queues", [])}
-        if set(WORKERS) <= queues:
+        if set(WORKERS) <= answering_queues():
             return procs
+        time.sleep(1)
     raise SystemExit("workers did not come up within 60 s")
 
 

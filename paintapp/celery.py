@@ -33,6 +33,8 @@ app.conf.task_routes = {
     "training.tasks.score_painting": {"queue": "score"},
     "training.tasks.build_run_export": {"queue": "score"},  # never `train`: it would wait behind a run
     "training.tasks.reap_runs": {"queue": "score"},  # never `train`: it finds the train worker dead
+    # `train`: the worker a resumed run needs, idle while its run waits for render or score workers.
+    "training.tasks.resume_waiting_runs": {"queue": "train"},
     "curation.tasks.*": {"queue": "score"},
 }
 app.autodiscover_tasks()

@@ -205,6 +205,21 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 RENDER_CONCURRENCY = env.int("RENDER_CONCURRENCY", 2, validate=POSITIVE)
 SCORE_CONCURRENCY = env.int("SCORE_CONCURRENCY", 1, validate=POSITIVE)
 
+# --- Missing render and score workers ---------------------------------------------------
+# Launch refuses a run when no render worker (or, for a recipe that scores, no score worker)
+# answers; turn it off where those workers are started from zero by queue depth.
+LAUNCH_CHECKS_WORKERS = env.bool("PAINTAPP_LAUNCH_CHECKS_WORKERS", True)
+# A step whose rollouts were all lost to infrastructure takes no optimizer step: it waits up to
+# WORKER_WAIT_S for the workers it needs, retries once, then the run pauses `waiting`. Celery
+# beat sends training.tasks.resume_waiting_runs every WAITING_CHECK_EVERY_S (to the train
+# worker, idle while its run waits) and it resumes each waiting run whose workers answer again.
+WORKER_WAIT_S = env.float("PAINTAPP_WORKER_WAIT_S", 120.0, validate=validate.Range(min=0.0))
+WAITING_CHECK_EVERY_S = env.float("PAINTAPP_WAITING_CHECK_EVERY_S", 30.0, validate=validate.Range(min=1.0))
+CELERY_BEAT_SCHEDULE["resume-waiting-runs"] = {
+    "task": "training.tasks.resume_waiting_runs", "schedule": WAITING_CHECK_EVERY_S,
+    "options": {"expires": WAITING_CHECK_EVERY_S},  # checks a busy train worker never took do not pile up
+}
+
 # --- Painting environment --------------------------------------------------------------
 CHROMIUM_PATH = env.str("CHROMIUM_PATH", "/usr/bin/chromium")
 RENDER_SIZE = env.int("RENDER_SIZE", 600, validate=validate.Range(min=16, max=4096))  # what the renderer accepts

@@ -6,7 +6,9 @@ editor all judge a sketch here, so they agree on everything that decides a rewar
 - **Seeding.** A render's seed is `render_seed(run_seed, step, index)`; evaluation renders as
   step 0, which no training step is.
 - **Deadlines.** Each stage (render, score) has one deadline for the whole batch; what is not
-  back by then is an infrastructure failure of that sketch.
+  back by then is an infrastructure failure of that sketch. On the workers each task expires at
+  the deadline and what is not back is revoked, a started one terminated (`Workers`); a result
+  that still comes back is late: counted, never used.
 - **None.** Any infrastructure failure (timeout, dead worker, unreachable Chromium, a judge
   or scorer that is down) makes that sketch's reward None with the reason — never a made-up
   0. A sketch that fails the gate or the render is worth 0: that is a verdict, not a failure.
@@ -14,23 +16,42 @@ editor all judge a sketch here, so they agree on everything that decides a rewar
 """
 from __future__ import annotations
 
+import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from celery import group
+from celery import group, states
+from celery.exceptions import TimeoutError as ResultTimeout
 
 from paintapp.env.painting import UNRENDERABLE, Painting, paint_reply
 from paintapp.env.renderer import Renderer
 from paintapp.env.reward import Recipe, combine
+from paintapp.workers import broker_broadcasts
 from painting import services
 from painting.tasks import render_sketch, score_painting
 
+log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 # Rendering alone (seeding the reference pool): the reward is the verdict, nothing is scored.
 RENDER_ONLY = Recipe("render-only", w_gate=1.0, w_length=0.0, w_judge=0.0, w_quality=0.0)
+
+
+def stage_queues(recipe: Recipe) -> tuple[str, ...]:
+    """The worker queues a batch judged with `recipe` needs: render always, score when the
+    recipe weights a scored part (the score stage is skipped otherwise)."""
+    return (_queue_of(render_sketch), *((_queue_of(score_painting),) if _scores(recipe) else ()))
+
+
+def _queue_of(task) -> str:
+    return task.app.conf.task_routes[task.name]["queue"]
+
+
+def _scores(recipe: Recipe) -> bool:
+    return recipe.w_judge > 0 or recipe.w_quality > 0
 
 
 def render_seed(run_seed: int, step: int, index: int) -> int:
@@ -88,6 +109,7 @@ class Batch:
     paintings: list[Painted]
     render_s: float = 0.0
     score_s: float = 0.0
+    late_count: int = 0  # results that came back after their stage's deadline: not used
 
     @property
     def rewards(self) -> list[float | None]:
@@ -96,6 +118,20 @@ class Batch:
     @property
     def none_count(self) -> int:
         return sum(1 for p in self.paintings if p.reward is None)
+
+    @property
+    def lost(self) -> bool:
+        """Nothing the workers had to judge came back: some rewards are None and every other
+        one is a gate refusal (0 for every sketch alike, so no group has anything to learn)."""
+        return self.none_count > 0 and all(p.reward is None or not p.gate_passed for p in self.paintings)
+
+
+class LateResult(TimeoutError):
+    """A task's result that came back after its stage's deadline: counted, never used."""
+
+
+class GivenUp(TimeoutError):
+    """A task that was not back by its stage's deadline: revoked (terminated if started)."""
 
 
 def reward_of(
@@ -135,7 +171,25 @@ class Executor(Protocol):
 
 
 class Workers:
-    """Renders on the `render` queue and scores on the `score` queue, all of a stage at once."""
+    """Renders on the `render` queue and scores on the `score` queue, all of a stage at once.
+
+    Each task carries an expiry equal to the stage's deadline, so a worker that takes it later
+    discards it. At the deadline the tasks not back are revoked, and those already running are
+    terminated: a render keeps its pool process busy until its own timeout (RENDER_TIMEOUT_S,
+    a minute by default), so left running it would take the next step's worker and make
+    Nones cascade. Terminating costs the pool a fresh child process and browser (the first
+    render after it took 11 s instead of 2-4 s in tests/painting/test_pipeline.py, against the
+    minute the sketch could have kept), and loses nothing: renders and scores are pure
+    functions of their arguments, stored content-addressed. `settle_s` then bounds the wait for the
+    terminated tasks to end; one that finished first anyway is a late result (counted, not
+    used). kombu's SQLAlchemy transport (the embedded mode) cannot broadcast a revoke: there
+    the expiry alone keeps unstarted tasks from running, and a started one runs to its end.
+    """
+
+    POLL_S = 0.05
+
+    def __init__(self, *, settle_s: float = 2.0):
+        self.settle_s = settle_s
 
     def render(self, calls, *, deadline_s, progress):
         return self._fan_out(render_sketch, calls, deadline_s, progress)
@@ -145,23 +199,47 @@ class Workers:
             raise ValueError("workers score stored paintings only (png_path)")
         return self._fan_out(score_painting, calls, deadline_s, progress)
 
-    @staticmethod
-    def _fan_out(task, calls, deadline_s, progress) -> list[Any]:
-        job = group(task.s(**call) for call in calls).apply_async()
+    def _fan_out(self, task, calls, deadline_s, progress) -> list[Any]:
+        expires = deadline_s if math.isfinite(deadline_s) else None
+        job = group(task.s(**call) for call in calls).apply_async(expires=expires)
         deadline = time.monotonic() + deadline_s
-        results: list[Any] = []
-        for result in job.results:
+        outcomes: list[Any] = []
+        pending: list[int] = []
+        for index, result in enumerate(job.results):
+            remaining = deadline - time.monotonic()
             try:
+                if remaining <= 0 and not result.ready():
+                    raise ResultTimeout()
                 # Waiting on subtasks from inside a task (the trainer, evaluation) is intended:
                 # they run on other queues, so they cannot deadlock the waiting worker.
-                remaining = max(0.1, deadline - time.monotonic())
-                results.append(result.get(timeout=remaining, disable_sync_subtasks=False, propagate=True))
-            except Exception as exc:  # noqa: BLE001 - timeout, dead worker, RenderUnavailable, broker down
-                results.append(exc)
-            progress(len(results))
-        if time.monotonic() > deadline:
-            job.revoke()  # what never started is not wanted any more
-        return results
+                outcomes.append(result.get(timeout=max(remaining, 0.001), disable_sync_subtasks=False, propagate=True))
+            except ResultTimeout:
+                outcomes.append(None)
+                pending.append(index)
+            except Exception as exc:  # noqa: BLE001 - dead worker, RenderUnavailable, broker down
+                outcomes.append(exc)
+            progress(len(outcomes))
+        if pending:
+            late = self._give_up([job.results[i] for i in pending])
+            for index, was_late in zip(pending, late):
+                outcomes[index] = (LateResult if was_late else GivenUp)(
+                    f"not back by the stage's {deadline_s:g} s deadline"
+                    + ("; it came back later and was not used" if was_late else "; revoked")
+                )
+        return outcomes
+
+    def _give_up(self, results) -> list[bool]:
+        """Revoke the tasks of `results`, terminating started ones; whether each came back anyway."""
+        try:
+            if broker_broadcasts():
+                results[0].app.control.revoke([result.id for result in results], terminate=True)
+                settle = time.monotonic() + self.settle_s
+                while time.monotonic() < settle and any(result.state == states.STARTED for result in results):
+                    time.sleep(self.POLL_S)
+            return [result.successful() for result in results]
+        except Exception:  # noqa: BLE001 - broker or backend down: the tasks still expire unseen
+            log.warning("could not revoke %s tasks past their deadline", len(results), exc_info=True)
+            return [False] * len(results)
 
 
 class InProcess:
@@ -222,6 +300,7 @@ def paint_batch(
         for job in jobs
     ]
     failures: dict[int, str] = {}
+    late: list[int] = []
 
     # Render: sketches that passed the gate (or every renderable one, when asked).
     t0 = time.monotonic()
@@ -238,13 +317,13 @@ def paint_batch(
          "render_failed_gate": render_failed_gate}
         for i in to_render
     ]
-    for i, outcome in _stage("render", executor.render, to_render, calls, render_deadline_s, report, failures):
+    for i, outcome in _stage("render", executor.render, to_render, calls, render_deadline_s, report, failures, late):
         painted[i].render = outcome
     render_s = time.monotonic() - t0
 
     # Score: paintings that passed the gate and the render, against their group's references.
     t0 = time.monotonic()
-    scored = recipe.w_judge > 0 or recipe.w_quality > 0
+    scored = _scores(recipe)
     to_score = [
         i for i, p in enumerate(painted) if scored and p.passed and (p.render.get("png_path") or p.render.get("png"))
     ]
@@ -254,7 +333,7 @@ def paint_batch(
         where = {"png": render["png"]} if render.get("png") else {"png_path": render["png_path"]}
         calls.append({**where, "prompt": job.prompt, "recipe": recipe.to_dict(),
                       "reference_ids": list(job.reference_ids), "pool_id": pool_id})
-    for i, outcome in _stage("score", executor.score, to_score, calls, score_deadline_s, report, failures):
+    for i, outcome in _stage("score", executor.score, to_score, calls, score_deadline_s, report, failures, late):
         painted[i].score = outcome
     score_s = time.monotonic() - t0
 
@@ -263,12 +342,13 @@ def paint_batch(
             recipe, code=p.code, gate_passed=p.gate_passed, render=p.render, score=p.score,
             failure=failures.get(i, ""),
         )
-    return Batch(paintings=painted, render_s=render_s, score_s=score_s)
+    return Batch(paintings=painted, render_s=render_s, score_s=score_s, late_count=len(late))
 
 
 def _stage(name: str, run, indices: list[int], calls: list[dict], deadline_s: float, report: Progress,
-           failures: dict[int, str]) -> list[tuple[int, dict]]:
-    """Run one stage's calls; an exception becomes that sketch's failure, the rest come back."""
+           failures: dict[int, str], late: list[int]) -> list[tuple[int, dict]]:
+    """Run one stage's calls; an exception becomes that sketch's failure (a late result is
+    noted in `late` too), the rest come back."""
     if not calls:
         return []
     outcomes = run(calls, deadline_s=deadline_s, progress=lambda done: report(name, done, len(calls)))
@@ -276,6 +356,8 @@ def _stage(name: str, run, indices: list[int], calls: list[dict], deadline_s: fl
     for i, outcome in zip(indices, outcomes):
         if isinstance(outcome, Exception):
             failures[i] = f"{name}: {type(outcome).__name__}: {outcome}"[:500]
+            if isinstance(outcome, LateResult):
+                late.append(i)
         else:
             results.append((i, outcome))
     return results

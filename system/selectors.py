@@ -1,8 +1,6 @@
 """Reads for the System page: live workers per queue, queue depth, services."""
 from __future__ import annotations
 
-import json
-import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -11,11 +9,8 @@ from django.db import connection
 from django.utils import timezone
 
 from paintapp.celery import QUEUES, app
+from paintapp.workers import live_workers
 from system.capabilities import chromium_info
-from system.worker_control import HEARTBEAT_INTERVAL_S, broker_broadcasts, heartbeat_dir
-
-INSPECT_TIMEOUT_S = 1.0
-HEARTBEAT_STALE_S = HEARTBEAT_INTERVAL_S * 3
 
 
 @dataclass
@@ -77,30 +72,6 @@ def _to_worker(info: dict) -> WorkerInfo:
     )
 
 
-def live_workers_by_inspect(timeout: float = INSPECT_TIMEOUT_S) -> list[WorkerInfo]:
-    replies = app.control.broadcast("paintapp_capabilities", reply=True, timeout=timeout) or []
-    workers = []
-    for reply in replies:
-        for hostname, info in reply.items():
-            if isinstance(info, dict) and "queues" in info:
-                workers.append(_to_worker({"hostname": hostname, **info}))
-    return workers
-
-
-def live_workers_by_heartbeat(now: float | None = None) -> list[WorkerInfo]:
-    now = time.time() if now is None else now
-    workers = []
-    directory = heartbeat_dir()
-    for path in sorted(directory.glob("*.json")) if directory.exists() else []:
-        try:
-            info = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if now - float(info.get("seen_at", 0)) <= HEARTBEAT_STALE_S:
-            workers.append(_to_worker(info))
-    return workers
-
-
 def queue_depths() -> dict[str, int]:
     depths = {}
     with app.connection_for_read() as conn:
@@ -128,11 +99,8 @@ def system_status() -> SystemStatus:
     source = "inspect"
     try:
         depths = queue_depths()
-        if broker_broadcasts():
-            workers = live_workers_by_inspect()
-        else:
-            source = "heartbeat"
-            workers = live_workers_by_heartbeat()
+        source, answers = live_workers()
+        workers = [_to_worker(info) for info in answers]
     except Exception as exc:  # noqa: BLE001
         broker_ok, broker_error = False, str(exc)
 

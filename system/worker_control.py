@@ -3,7 +3,7 @@
 - `paintapp_capabilities`: a Celery inspect command answering with the worker's queues,
   pool size, Chromium and GPUs; its reply doubles as the liveness ping.
 - With a broker that cannot broadcast (the embedded SQLAlchemy transport), workers write a
-  heartbeat file every few seconds instead, and the System page reads those.
+  heartbeat file every few seconds instead. paintapp/workers.py reads both.
 """
 from __future__ import annotations
 
@@ -11,16 +11,13 @@ import json
 import os
 import threading
 import time
-from pathlib import Path
 
 from celery.signals import worker_ready, worker_shutdown
 from celery.worker.control import inspect_command
 from django.conf import settings
 
-from paintapp.celery import app
+from paintapp.workers import HEARTBEAT_INTERVAL_S, broker_broadcasts, heartbeat_dir
 from system.capabilities import capabilities
-
-HEARTBEAT_INTERVAL_S = 2.0
 
 
 def _queues_of(consumer) -> list[str]:
@@ -49,16 +46,6 @@ def describe_worker(consumer) -> dict:
 @inspect_command()
 def paintapp_capabilities(state) -> dict:
     return describe_worker(state.consumer)
-
-
-def heartbeat_dir() -> Path:
-    return Path(settings.VAR_DIR) / "heartbeats"
-
-
-def broker_broadcasts() -> bool:
-    # Redis and AMQP fan out control messages; kombu's SQLAlchemy transport cannot.
-    with app.connection_for_read() as conn:
-        return "fanout" in conn.transport.implements.exchange_type
 
 
 _stop = threading.Event()

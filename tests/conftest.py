@@ -188,9 +188,9 @@ def start_worker(worker_env, tmp_path):
     """Factory: start_worker("render", "score") -> a running WorkerProcess; all stopped at teardown."""
     started: list[WorkerProcess] = []
 
-    def start(*queues: str, concurrency: int = 1) -> WorkerProcess:
+    def start(*queues: str, concurrency: int = 1, pool: str = "prefork") -> WorkerProcess:
         worker = WorkerProcess(
-            queues=queues, env=worker_env, concurrency=concurrency,
+            queues=queues, env=worker_env, concurrency=concurrency, pool=pool,
             log_path=tmp_path / f"worker-{'-'.join(queues)}-{len(started)}.log",
         )
         started.append(worker)

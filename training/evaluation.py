@@ -62,7 +62,8 @@ def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: flo
     """Judge each subject's sampled replies through the painting pipeline; store the result.
 
     A sample whose render or scoring failed for infrastructure reasons has reward None: the
-    means leave it out and `none` says how many were left out."""
+    means leave it out and `none` says how many were left out; `late` counts those of them
+    whose result came back after its stage's deadline (not used)."""
     args = RunArguments.from_dict(run.hyperparameters)
     recipe = Recipe.from_dict(run.recipe)
     references = tuple(eval_references(run, recipe.references_per_group)) if recipe.w_judge > 0 else ()
@@ -85,6 +86,7 @@ def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: flo
             "rendered": sum(1 for p in batch.paintings if p.passed),
             "mean_reward": fmean(valid) if valid else None,
             "none": batch.none_count,
+            "late": batch.late_count,
             "failures": [p.failure for p in batch.paintings if p.failure],
             "rewards": rewards,
         }
@@ -92,6 +94,7 @@ def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: flo
     result = {
         "mean_reward": fmean(all_rewards) if all_rewards else None,
         "none": sum(s["none"] for s in per_subject.values()),
+        "late": sum(s["late"] for s in per_subject.values()),
         "samples": sum(s["samples"] for s in per_subject.values()),
         "references": list(references),
         "per_subject": per_subject,

@@ -17,6 +17,7 @@ LEARNING_RATE = "learning_rate"
 # Ours: what the reward function measured (training/rewarding.py).
 GATE_PASS_RATE = "ours/gate_pass_rate"
 NONE_COUNT = "ours/none_count"
+LATE_COUNT = "ours/late_count"  # renders and scores back after their stage's deadline: not used
 LOW_COUNT = "ours/low_count"
 PAINT_FRACTION = "ours/paint_fraction"
 DIVERSITY = "ours/diversity"
@@ -50,7 +51,8 @@ CHARTS = (
     {"id": "chart-reward", "title": "Mean group reward (± std)", "series": [REWARD], "band": REWARD_STD,
      "range": [0, 1]},
     {"id": "chart-parts", "title": "Components", "series": [JUDGE, QUALITY, LENGTH, GATE_PASS_RATE], "range": [0, 1]},
-    {"id": "chart-counts", "title": f"Rollouts: None and under {LOW_REWARD}", "series": [NONE_COUNT, LOW_COUNT]},
+    {"id": "chart-counts", "title": f"Rollouts: None, late and under {LOW_REWARD}",
+     "series": [NONE_COUNT, LATE_COUNT, LOW_COUNT]},
     {"id": "chart-paint", "title": "Paint fraction (share of the canvas painted)", "series": [PAINT_FRACTION]},
     {"id": "chart-diversity", "title": "Diversity (mean pairwise feature distance)", "series": [DIVERSITY]},
     {"id": "chart-length", "title": "Completion length (tokens)", "series": [MEAN_LENGTH]},
@@ -65,7 +67,7 @@ CHART_KEYS = tuple(dict.fromkeys(
 
 # For templates: `{{ step.metrics|get_item:keys.gate_pass_rate }}`.
 TEMPLATE_KEYS = {
-    "gate_pass_rate": GATE_PASS_RATE, "none_count": NONE_COUNT, "low_count": LOW_COUNT,
+    "gate_pass_rate": GATE_PASS_RATE, "none_count": NONE_COUNT, "late_count": LATE_COUNT, "low_count": LOW_COUNT,
     "paint_fraction": PAINT_FRACTION, "step_s": STEP_S, "generation_s": GENERATION_S, "render_s": RENDER_S,
     "score_s": SCORE_S, "update_s": UPDATE_S, "reward": REWARD, "low_reward": LOW_REWARD,
 }

@@ -1,8 +1,13 @@
 """The GRPO reward function: gate in-process, render and score on the workers, store, combine.
 
-TRL calls `PaintingReward` once per generation batch with every completion. It never raises
-(a raising reward function kills `train()`): anything that goes wrong with infrastructure
-becomes a None reward for the rollouts it touched, and is counted.
+TRL calls `PaintingReward` once per generation batch with every completion. Anything that
+goes wrong with infrastructure becomes a None reward for the rollouts it touched, and is
+counted. It raises one thing only, on purpose, since a raising reward function ends
+`train()`: when every rollout the workers had to judge was lost, it waits for the workers
+the recipe needs (up to WORKER_WAIT_S) and fans out once more; lost again with a queue that
+still has no worker, it raises `WorkersMissing` and the run pauses (training/pausing.py)
+before any optimizer step on those rollouts. Lost again with every worker answering (a
+backend that fails, not a missing worker), the step goes on with its None rewards.
 """
 from __future__ import annotations
 
@@ -13,17 +18,21 @@ from dataclasses import dataclass, field
 from statistics import fmean, pstdev
 from typing import Any
 
+from django.conf import settings
 from django.core.files.storage import default_storage
 
 from curation.selectors import group_references
 from paintapp.env.features import cached_image_features, mean_pairwise_distance
 from paintapp.env.reward import Recipe
-from painting.pipeline import PaintJob, paint_batch, render_seed
+from paintapp.workers import answering_queues
+from painting.pipeline import Batch, PaintJob, paint_batch, render_seed, stage_queues
 from training import metrics as keys
 from training.config import RunArguments
 from training.models import Rollout, Run
+from training.pausing import WorkersMissing
 
 log = logging.getLogger(__name__)
+WORKER_POLL_S = 2.0  # between two asks of which queues answer, while a lost step waits
 
 
 @dataclass
@@ -69,6 +78,8 @@ class PaintingReward:
         step = (state.global_step if state is not None else 0) + 1
         try:
             rewards, record = self._reward(step, prompts, completions, kwargs.get("subject"))
+        except WorkersMissing:
+            raise  # ends train() before the optimizer step: the run pauses (training/pausing.py)
         except Exception as exc:  # noqa: BLE001 - never kill train(); every rollout is None instead
             log.exception("reward function failed at step %s", step)
             rewards = [None] * len(completions)
@@ -104,10 +115,7 @@ class PaintingReward:
                      reference_ids=tuple(group_refs.get(i // G, [])))
             for i in range(n)
         ]
-        batch = paint_batch(
-            jobs, recipe=self.recipe, pool_id=self.run.pool_id, size=self.args.render_size,
-            render_deadline_s=self.args.render_deadline_s, score_deadline_s=self.args.score_deadline_s,
-        )
+        batch, late, missing = self._judge(jobs)
 
         # Store every rollout before returning.
         rows = []
@@ -128,10 +136,50 @@ class PaintingReward:
             update_fields=["reply", "code", "png", "passed", "violations", "reward", "parts", "judge_detail",
                            "reference_ids", "paint_fraction", "errors", "stats", "timings", "failure", "subject", "prompt"],
         )
+        if missing:
+            raise WorkersMissing(step=step, queue=missing[0])  # its rollouts are stored: the page shows why
         rewards = batch.rewards
         record = StepRecord(step=step, rollouts=n, started_at=t_start)
         record.metrics = self._metrics(rows, rewards, generation_s, batch.render_s, batch.score_s, time.monotonic() - t_start)
+        record.metrics[keys.LATE_COUNT] = float(late)
         return rewards, record
+
+    def _judge(self, jobs: list[PaintJob]) -> tuple[Batch, int, list[str]]:
+        """(the batch, its late results, the queues still missing when it was lost twice)."""
+        batch = self._paint(jobs)
+        late = batch.late_count
+        if not batch.lost:
+            return batch, late, []
+        queues = stage_queues(self.recipe)
+        missing = self._wait_for_workers(queues)
+        log.warning("run %s: every rollout was lost to infrastructure; %s; fanning out once more", self.run.id,
+                    f"still no worker on {', '.join(missing)}" if missing else "the workers answer")
+        batch = self._paint(jobs)
+        late += batch.late_count
+        if not batch.lost:
+            return batch, late, []
+        answering = answering_queues()
+        return batch, late, [queue for queue in queues if queue not in answering]
+
+    def _paint(self, jobs: list[PaintJob]) -> Batch:
+        return paint_batch(
+            jobs, recipe=self.recipe, pool_id=self.run.pool_id, size=self.args.render_size,
+            render_deadline_s=self.args.render_deadline_s, score_deadline_s=self.args.score_deadline_s,
+        )
+
+    def _wait_for_workers(self, queues: tuple[str, ...]) -> list[str]:
+        """Wait up to WORKER_WAIT_S for a worker on each of `queues` (not past a stop request);
+        the queues still missing."""
+        deadline = time.monotonic() + settings.WORKER_WAIT_S
+        while True:
+            answering = answering_queues()
+            missing = [queue for queue in queues if queue not in answering]
+            if not missing or time.monotonic() >= deadline or self._stop_requested():
+                return missing
+            time.sleep(min(WORKER_POLL_S, max(0.0, deadline - time.monotonic())))
+
+    def _stop_requested(self) -> bool:
+        return Run.objects.filter(id=self.run.id, stop_requested=True).exists()
 
     def _metrics(self, rows, rewards, generation_s, render_s, score_s, reward_s) -> dict[str, float]:
         n = len(rows)

@@ -1,4 +1,4 @@
-"""Writes for training: launch, stop, resume, duplicate and delete runs."""
+"""Writes for training: launch, stop, resume, duplicate and delete runs; resume waiting runs."""
 from __future__ import annotations
 
 import shutil
@@ -14,6 +14,8 @@ from django.utils import timezone
 from curation.models import Pool, Tier
 from paintapp.env.prompts import SUBJECTS
 from paintapp.env.reward import LENGTH_THRESHOLDS, Recipe
+from paintapp.workers import answering_queues, missing_worker_message
+from painting.pipeline import stage_queues
 from painting.selectors import UnknownRecipe, recipe_get
 from training.config import RunArguments
 from training.models import Run
@@ -22,6 +24,14 @@ from training.tasks import run_training
 
 class LaunchError(ValueError):
     """A run that cannot be launched, with a message fit for the form."""
+
+
+class NoWorkers(LaunchError):
+    """No worker answers on a queue the run needs (`queues`)."""
+
+    def __init__(self, queues: list[str]):
+        self.queues = queues
+        super().__init__("; ".join(missing_worker_message(queue) for queue in queues))
 
 
 def default_base_model() -> str:
@@ -48,6 +58,17 @@ def _check_pool(pool: Pool, recipe: Recipe) -> None:
                 f"pool {pool.label} has no {' or '.join(missing)} references in its train split, "
                 f"so the judge recipe {recipe.name!r} cannot draw references; freeze a pool with both tiers"
             )
+
+
+def _check_workers(recipe: Recipe) -> None:
+    """Refuse a run whose render (or, for a recipe that scores, score) queue has no worker:
+    each of its steps would wait out its deadlines for nothing."""
+    if not settings.LAUNCH_CHECKS_WORKERS:
+        return
+    answering = answering_queues()
+    missing = [queue for queue in stage_queues(recipe) if queue not in answering]
+    if missing:
+        raise NoWorkers(missing)
 
 
 def run_launch(
@@ -84,6 +105,7 @@ def run_launch(
     base_model = base_model or default_base_model()
     _check_base_model(base_model)
     _check_pool(pool, recipe)
+    _check_workers(recipe)  # last: it asks the workers (a second with the Redis broker)
     subjects = [s.strip() for s in (subjects or []) if s and s.strip()] or [SUBJECTS[0].text]
     with transaction.atomic():
         run = Run.objects.create(
@@ -133,6 +155,16 @@ def run_resume(*, run: Run) -> Run:
         transaction.on_commit(lambda: _enqueue_training(run.id, resume=True))
     run.refresh_from_db()
     return run
+
+
+def runs_resume_waiting(*, answering: set[str]) -> list[Run]:
+    """Resume each run waiting for workers whose queues all answer again (Celery beat's
+    periodic `training.tasks.resume_waiting_runs`); the runs resumed."""
+    resumed = []
+    for run in Run.objects.filter(status=Run.Status.WAITING):
+        if set(stage_queues(Recipe.from_dict(run.recipe))) <= answering:
+            resumed.append(run_resume(run=run))
+    return resumed
 
 
 def run_duplicate(*, run: Run, created_by: AbstractBaseUser | None = None) -> Run:

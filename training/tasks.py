@@ -1,5 +1,5 @@
-"""Thin Celery tasks of training: train one run (queue `train`); build a run's export zip and reap
-runs whose trainer went silent (queue `score`).
+"""Thin Celery tasks of training: train one run and resume runs waiting for workers (queue
+`train`); build a run's export zip and reap runs whose trainer went silent (queue `score`).
 
 Routing is in paintapp/celery.py. The render and score tasks live in the painting app.
 """
@@ -9,6 +9,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from paintapp.workers import answering_queues
 from training.lifecycle import runs_reap
 from training.models import RunExport
 from training.trainer import train_run
@@ -28,6 +29,14 @@ def run_training(self, run_id: int, resume: bool = False) -> str:
 def reap_runs() -> list[int]:
     """Celery beat's periodic sweep: mark runs whose trainer stopped beating interrupted."""
     return runs_reap(now=timezone.now())
+
+
+@shared_task(name="training.tasks.resume_waiting_runs")
+def resume_waiting_runs() -> list[int]:
+    """Celery beat's periodic check: resume the runs waiting for workers that answer again."""
+    from training.services import runs_resume_waiting  # services queue this module's tasks
+
+    return [run.id for run in runs_resume_waiting(answering=answering_queues())]
 
 
 @shared_task(name="training.tasks.build_run_export", acks_late=True)

@@ -22,6 +22,7 @@ from training.checkpoints import checkpoint_step, discard_incomplete, last_check
 from training.config import RunArguments
 from training.lifecycle import Heartbeat, run_delivery_begin, run_owned
 from training.models import Rollout, Run, Step
+from training.pausing import WorkersMissing, run_pause
 
 log = logging.getLogger(__name__)
 ADAPTER_DIR = "adapter"
@@ -138,6 +139,8 @@ def _train(run: Run, args: RunArguments, task_id: str, *, resume: bool) -> str:
         if not run_owned(run_id=run.id, task_id=task_id):
             return "superseded"
         trainer.save_model(str(Path(run.output_dir) / ADAPTER_DIR))
+    except WorkersMissing as missing:
+        return run_pause(run_id=run.id, task_id=task_id, trainer=trainer, missing=missing)
     except Exception as exc:  # noqa: BLE001 - the run records why it failed
         close_old_connections()
         log.exception("run %s failed", run.id)

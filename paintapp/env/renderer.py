@@ -161,6 +161,17 @@ class Renderer:
             self._pid = os.getpid()
             self._worker = RenderWorker(self.config, self._assets)
         worker = self._worker
+        try:
+            return self._await(worker, job)
+        except BaseException:
+            # The caller gave up while waiting (a Celery revoke that terminates the task raises
+            # SystemExit here, a soft time limit SoftTimeLimitExceeded): kill the browser now,
+            # or the sketch keeps a core busy and close() waits out its grace for it.
+            if not (job.abandoned or job.future.done()):
+                self._kill(worker, job)
+            raise
+
+    def _await(self, worker: RenderWorker, job: RenderJob) -> Any:
         t0 = time.perf_counter()
         job.future.add_done_callback(lambda _f: job.started.set())
         worker.jobs.put(job)

@@ -23,6 +23,6 @@ def test_it_renders_seed_sketches_in_process_into_graded_references_once(setting
 
 def test_without_a_render_worker_it_refuses_with_exit_3_before_rendering(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
-    with pytest.raises(CommandError, match="no render worker answered") as raised:
+    with pytest.raises(CommandError, match="no worker answers on the `render` queue") as raised:
         call_command("seed_pool", "--count", "2", "--size", "128")
     assert raised.value.returncode == 3 and not Reference.objects.exists()

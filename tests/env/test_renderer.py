@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import signal
 import time
 from pathlib import Path
 
@@ -236,6 +237,36 @@ def test_a_sketch_that_never_finishes_times_out_and_the_renderer_recovers(watchd
     good = watchdog_renderer.render((CORPUS / "good" / "minimal.js").read_text(), size=SIZE)
     assert good.passed, (good.violations, good.errors)
     assert time.monotonic() - t1 < WATCHDOG_TIMEOUT_S
+
+
+class Abandoned(Exception):
+    """What a Celery revoke or soft time limit raises in a render's waiting thread."""
+
+
+@pytest.mark.slow
+def test_a_render_its_caller_abandons_kills_its_browser_at_once_and_the_next_render_works():
+    minimal = (CORPUS / "good" / "minimal.js").read_text()
+    with Renderer(RendererConfig(timeout_s=120)) as renderer:  # the watchdog alone would wait two minutes
+        assert renderer.render(minimal, size=SIZE).passed
+        tree: list[psutil.Process] = []
+
+        def give_up(_signum, _frame):
+            root = psutil.Process(renderer._worker.browser_pid)
+            tree.extend([root, *root.children(recursive=True)])
+            raise Abandoned
+
+        previous = signal.signal(signal.SIGALRM, give_up)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 2.0)
+            with pytest.raises(Abandoned):
+                renderer.render((RUNTIME / "loop_setup.js").read_text(), size=SIZE)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        assert len(tree) > 1 and still_running(tree) == []
+        started = time.monotonic()
+        assert renderer.render(minimal, size=SIZE).passed
+        assert time.monotonic() - started < 15
 
 
 def test_the_watchdog_leaves_no_process_of_the_hung_browser_behind(watchdog_renderer):

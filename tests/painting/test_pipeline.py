@@ -5,13 +5,27 @@ from pathlib import Path
 
 import pytest
 
+from paintapp.env.painting import paint_reply
 from paintapp.env.render_config import RendererConfig
 from paintapp.env.renderer import Renderer
 from paintapp.env.reward import PRESETS
-from painting.pipeline import RENDER_ONLY, InProcess, PaintJob, Workers, paint_batch, render_seed
+from painting.pipeline import (
+    RENDER_ONLY,
+    Batch,
+    InProcess,
+    Painted,
+    PaintJob,
+    Workers,
+    paint_batch,
+    render_seed,
+    stage_queues,
+)
 from tests.curation.factories import png_bytes
 
-GOOD = (Path(__file__).resolve().parents[1] / "env" / "corpus" / "good" / "hibiscus.js").read_text()
+CORPUS = Path(__file__).resolve().parents[1] / "env" / "corpus"
+GOOD = (CORPUS / "good" / "hibiscus.js").read_text()
+MINIMAL = (CORPUS / "good" / "minimal.js").read_text()
+LOOPING = (CORPUS / "hostile" / "loop_in_setup.js").read_text()  # passes the gate, never finishes
 BARE_RECT = GOOD.replace("brush.noStroke();", "brush.noStroke(); rect(0, 0, 10, 10);", 1)
 HPS_ONLY = PRESETS["hps-only"]  # the features scorer: no judge, no references needed
 
@@ -58,12 +72,67 @@ def test_a_renderer_that_cannot_start_makes_the_reward_none_with_the_reason_neve
     assert batch.none_count == 1
 
 
-def test_without_a_render_worker_the_stage_deadline_makes_the_reward_none(db, no_worker):
-    batch = paint_batch([PaintJob(reply=GOOD, prompt="x")], recipe=HPS_ONLY, pool_id=None, size=192,
-                        executor=Workers(), render_deadline_s=1.0)
-    painted = batch.paintings[0]
-    assert painted.reward is None and "TimeoutError" in painted.failure
+def renders_stored(media: Path) -> list[str]:
+    return sorted(path.name for path in (media / "renders").rglob("*.png"))
+
+
+def render_only(*sketches: str, deadline_s: float, executor: Workers | None = None) -> Batch:
+    jobs = [PaintJob(reply=sketch, prompt="x", seed=seed) for seed, sketch in enumerate(sketches)]
+    return paint_batch(jobs, recipe=RENDER_ONLY, pool_id=None, size=128, executor=executor or Workers(),
+                       render_deadline_s=deadline_s)
+
+
+def test_without_a_render_worker_the_reward_is_none_at_the_deadline_and_the_expired_task_never_runs(
+    start_worker, worker_env, tmp_path, no_worker
+):
+    painted = render_only(MINIMAL, deadline_s=1.0).paintings[0]
+    assert painted.reward is None and "not back by the stage's 1 s deadline; revoked" in painted.failure
     assert painted.parts["gate"] == 1.0, "the sketch passed the gate; only the infrastructure failed"
+    start_worker("render")
+    # The queue is first in, first out: once a later render is back, the worker has taken the
+    # expired task before it, and discarded it.
+    later = render_only(GOOD, deadline_s=60).paintings[0]
+    assert later.reward == 1.0, later.failure
+    assert renders_stored(tmp_path / "media") == [Path(later.render["png_path"]).name]
+
+
+def test_a_render_still_running_at_the_deadline_is_terminated_so_the_next_batch_gets_the_worker(
+    start_worker, worker_env
+):
+    worker_env["RENDER_TIMEOUT_S"] = "90"  # left running, a looping sketch would hold the worker that long
+    start_worker("render")
+    lost = render_only(LOOPING, LOOPING, deadline_s=8)
+    assert lost.rewards == [None, None] and lost.late_count == 0
+    assert all(p.failure.endswith("deadline; revoked") for p in lost.paintings)
+    # A fresh pool process and browser take the next render at once.
+    following = render_only(GOOD, deadline_s=30).paintings[0]
+    assert following.reward == 1.0, following.failure
+
+
+def test_a_render_back_after_the_deadline_is_counted_late_and_not_used(start_worker, worker_env):
+    worker_env["RENDER_TIMEOUT_S"] = "4"  # the looping sketch's verdict (render_timeout, worth 0) comes back then
+    start_worker("render", pool="solo")  # a pool that cannot terminate its running task
+    assert render_only(MINIMAL, deadline_s=60).rewards == [1.0]  # Chromium is up: the next render starts at once
+    batch = render_only(LOOPING, deadline_s=2, executor=Workers(settle_s=30))
+    painted = batch.paintings[0]
+    assert batch.late_count == 1
+    assert painted.reward is None and painted.render is None
+    assert painted.failure.endswith("it came back later and was not used")
+
+
+def test_a_batch_is_lost_when_nothing_the_workers_had_to_judge_came_back():
+    def painted(reward, sketch=GOOD):
+        return Painted(job=PaintJob(reply=sketch, prompt="x"), painting=paint_reply(sketch, renderer=None), reward=reward)
+
+    assert Batch([painted(None), painted(None)]).lost
+    assert Batch([painted(None), painted(0.0, BARE_RECT)]).lost, "gate refusals alone, all 0, teach nothing"
+    assert not Batch([painted(None), painted(0.0)]).lost, "a render's verdict came back from a worker"
+    assert not Batch([painted(0.0, BARE_RECT)]).lost, "nothing was lost"
+
+
+def test_a_recipe_that_scores_nothing_needs_render_workers_only():
+    assert stage_queues(RENDER_ONLY) == ("render",)
+    assert stage_queues(HPS_ONLY) == ("render", "score")
 
 
 def test_a_painting_given_as_png_is_scored_without_a_render_and_without_a_sketch(media):

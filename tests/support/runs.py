@@ -10,20 +10,22 @@ FAST = {"num_generations": 4, "render_size": 128, "max_completion_length": 384, 
         "warmup_steps": 1, "render_deadline_s": 60, "score_deadline_s": 60}
 
 
-def wait_for(predicate, timeout: float, what: str, poll: float = 0.5):
+def wait_for(predicate, timeout: float, what, poll: float = 0.5):
+    """Poll `predicate` until it is truthy; `what` (a text, or a function giving one at the
+    end) says what was awaited."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(poll)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what() if callable(what) else what}")
 
 
-def wait_until_ended(run: Run, timeout: float = 420) -> Run:
+def wait_until_ended(run: Run, timeout: float = 420, ends=("finished", "stopped", "failed")) -> Run:
     def ended():
         run.refresh_from_db()
-        return run.status in ("finished", "stopped", "failed")
+        return run.status in ends
 
-    wait_for(ended, timeout, f"run {run.id} to end (status {run.status}, {run.steps_done} steps)")
+    wait_for(ended, timeout, lambda: f"run {run.id} to be {' or '.join(ends)} (status {run.status}, {run.steps_done} steps)")
     return run

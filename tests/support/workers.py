@@ -57,11 +57,13 @@ class CeleryProcess:
 class WorkerProcess(CeleryProcess):
     queues: tuple[str, ...]
     concurrency: int = 1
+    pool: str = "prefork"  # "solo" runs tasks in the worker's own thread (no terminate, as on Windows)
     hostname: str = field(default_factory=lambda: f"test-{uuid.uuid4().hex[:8]}@localhost")
 
     def start(self, ready_timeout: float = 60.0) -> WorkerProcess:
         self.spawn(
-            "worker", "-Q", ",".join(self.queues), "-c", str(self.concurrency), "-n", self.hostname,
+            "worker", "-Q", ",".join(self.queues), "-c", str(self.concurrency), "-P", self.pool,
+            "-n", self.hostname,
             "--loglevel=INFO", "--without-gossip", "--without-mingle",
         )
         deadline = time.monotonic() + ready_timeout

@@ -11,8 +11,9 @@ import time
 from tests.support.workers import REPO
 
 STATUS_SCRIPT = (
-    "import json; from system.selectors import system_status; s = system_status(); "
-    "print(json.dumps({'source': s.liveness_source, 'alive': {q.name: q.alive for q in s.queues}}))"
+    "import json; from system.selectors import system_status; from paintapp.workers import answering_queues; "
+    "s = system_status(); print(json.dumps({'source': s.liveness_source, 'alive': {q.name: q.alive for q in s.queues}, "
+    "'answering': sorted(answering_queues())}))"
 )
 
 
@@ -36,9 +37,11 @@ def test_an_embedded_worker_shows_alive_by_heartbeat_and_dead_once_killed(embedd
             assert time.monotonic() < deadline, "the embedded worker never wrote a heartbeat"
             time.sleep(0.5)
         alive = status()
-        assert alive == {"source": "heartbeat", "alive": {"train": False, "render": True, "score": False}}
+        assert alive == {"source": "heartbeat", "alive": {"train": False, "render": True, "score": False},
+                         "answering": ["render"]}  # what a launch and a waiting run ask
     finally:
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait(timeout=10)
     time.sleep(7)  # a heartbeat older than three intervals counts as dead
-    assert status()["alive"]["render"] is False
+    after = status()
+    assert after["alive"]["render"] is False and after["answering"] == []

@@ -17,7 +17,7 @@ def test_a_sample_lost_to_infrastructure_is_left_out_of_the_mean_and_counted(cur
     result = evaluate_replies(run, {"a peach hibiscus": [GOOD, BARE_RECT]}, deadline_s=1.0)
     subject = result["per_subject"]["a peach hibiscus"]
     assert subject["rewards"] == [None, 0.0], "the failed gate is a verdict (0); the lost render is None"
-    assert subject["none"] == 1 and "TimeoutError" in subject["failures"][0]
+    assert subject["none"] == 1 and "not back by the stage's 1 s deadline" in subject["failures"][0]
     assert subject["mean_reward"] == 0.0 and result["mean_reward"] == 0.0
-    assert (result["none"], result["samples"]) == (1, 2)
+    assert (result["none"], result["late"], result["samples"]) == (1, 0, 2)
     assert Run.objects.get(id=run.id).eval_result["none"] == 1

@@ -14,6 +14,18 @@ from training.models import Run
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _launch_without_workers(settings):
+    """These tests are about what a launch stores and refuses on its own; no render or score
+    worker runs here, so the launch's worker check is off but for the tests that turn it on."""
+    settings.LAUNCH_CHECKS_WORKERS = False
+
+
+@pytest.fixture
+def workers_checked(settings):
+    settings.LAUNCH_CHECKS_WORKERS = True
+
+
 @pytest.fixture
 def model_dir(tmp_path):
     path = tmp_path / "model"
@@ -66,6 +78,62 @@ def test_bad_launches_get_clear_errors(pool, model_dir, kwargs, message):
     with pytest.raises(services.LaunchError, match=message):
         services.run_launch(**({"pool": pool, "recipe_name": "judge-led", "base_model": model_dir} | kwargs))
     assert not Run.objects.exists()
+
+
+NO_RENDER = "no worker answers on the `render` queue — start one with `make worker-render`"
+NO_SCORE = "no worker answers on the `score` queue — start one with `make worker-score`"
+
+
+def test_with_no_render_or_score_worker_a_launch_is_refused_naming_each_missing_queue(pool, model_dir, workers_checked):
+    with pytest.raises(services.NoWorkers) as refused:
+        services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    assert str(refused.value) == f"{NO_RENDER}; {NO_SCORE}"
+    assert refused.value.queues == ["render", "score"] and not Run.objects.exists()
+
+
+def launch_form_data(client, **changes) -> dict:
+    """What the launch form posts when the curator keeps its defaults but for `changes`."""
+    form = client.get(reverse("training:launch")).context["form"]
+    data = {name: field.initial for name, field in form.fields.items() if field.initial is not None}
+    data.pop("use_vllm", None)
+    return data | {"subjects": ["a peach hibiscus"], **changes}
+
+
+def test_the_launch_form_shows_which_worker_is_missing(client, curator, pool, model_dir, workers_checked):
+    client.force_login(curator)
+    data = launch_form_data(client, pool=pool.id, base_model=model_dir, recipe="hps-only")
+    response = client.post(reverse("training:launch"), data)
+    assert response.status_code == 400 and not Run.objects.exists()
+    assert NO_RENDER in response.content.decode()
+
+
+def test_the_train_command_exits_3_naming_the_missing_render_worker(pool, model_dir, workers_checked):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match=NO_RENDER) as refused:
+        call_command("train", pool="taste", recipe="hps-only", base_model=model_dir)
+    assert refused.value.returncode == 3 and not Run.objects.exists()
+
+
+def test_a_waiting_runs_page_says_what_it_waits_for_and_offers_resume(client, curator, pool, model_dir):
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    Run.objects.filter(id=run.id).update(status="waiting", steps_done=2, waiting_for=NO_RENDER)
+    client.force_login(curator)
+    page = client.get(reverse("training:run", args=[run.id])).content.decode()
+    assert NO_RENDER in page and "with a checkpoint at step 2" in page
+    assert reverse("training:resume", args=[run.id]) in page
+
+
+def test_a_waiting_run_resumes_once_every_queue_its_recipe_needs_answers(pool, model_dir):
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    Run.objects.filter(id=run.id).update(status="waiting", steps_done=2, waiting_for=NO_SCORE)
+    assert services.runs_resume_waiting(answering={"render", "train"}) == []
+    run.refresh_from_db()
+    assert run.status == "waiting"
+    assert [r.id for r in services.runs_resume_waiting(answering={"render", "score"})] == [run.id]
+    run.refresh_from_db()
+    assert (run.status, run.waiting_for) == ("queued", "")
 
 
 def test_stopping_a_queued_run_stops_it_and_a_running_one_asks_the_trainer(pool, model_dir):
@@ -196,10 +264,7 @@ def test_the_launch_form_prefills_the_published_defaults_and_launches(client, cu
 
 def test_the_launch_form_shows_why_a_run_cannot_launch(client, curator, love_only_pool, model_dir):
     client.force_login(curator)
-    form = client.get(reverse("training:launch")).context["form"]
-    data = {name: field.initial for name, field in form.fields.items() if field.initial is not None}
-    data.update(pool=love_only_pool.id, base_model=model_dir, subjects=["a peach hibiscus"], recipe="judge-led")
-    data.pop("use_vllm", None)
+    data = launch_form_data(client, pool=love_only_pool.id, base_model=model_dir, recipe="judge-led")
     response = client.post(reverse("training:launch"), data)
     assert response.status_code == 400
     assert "no okay references" in response.content.decode()

@@ -18,9 +18,9 @@ from curation import services
 from curation.demo import DEMO_CURATOR, demo_tier, ensure_demo_curator
 from curation.images import normalise_image
 from curation.models import Provenance, Reference
-from paintapp.celery import app
 from paintapp.env import seedgen
 from paintapp.env.renderer import Renderer
+from paintapp.workers import answering_queues, missing_worker_message
 from painting.pipeline import RENDER_ONLY, InProcess, PaintJob, paint_batch
 from painting.services import renderer_config
 
@@ -47,7 +47,7 @@ class Command(BaseCommand):
         size = size or settings.RENDER_SIZE
         sketches = seedgen.generate_pool(count, seed=seed, weak_share=weak_share)
         curator = ensure_demo_curator() if demo_grades else None
-        results = self._render(sketches, size, in_process=in_process, timeout=timeout)
+        results, late = self._render(sketches, size, in_process=in_process, timeout=timeout)
 
         created = skipped = failed = 0
         graded: dict[str, int] = {}
@@ -78,14 +78,16 @@ class Command(BaseCommand):
             self.stdout.write(f"Demo grades by '{DEMO_CURATOR}': {summary}")
         lost = [outcome["failure"] for outcome in results if outcome.get("failure")]
         if lost:
+            late_note = f", {late} of them back after the deadline" if late else ""
             raise CommandError(
-                f"{len(lost)} renders were lost to infrastructure (first: {lost[0]}); run again to seed them",
+                f"{len(lost)} renders were lost to infrastructure{late_note} (first: {lost[0]}); run again to seed them",
                 returncode=3,
             )
 
-    def _render(self, sketches, size: int, *, in_process: bool, timeout: float) -> list[dict]:
+    def _render(self, sketches, size: int, *, in_process: bool, timeout: float) -> tuple[list[dict], int]:
         """Each sketch's render through the painting pipeline (gate, then render), with its
-        PNG read back from storage; an infrastructure failure is kept as the reason."""
+        PNG read back from storage, an infrastructure failure kept as the reason; and how many
+        renders came back after the deadline (not used)."""
         jobs = [PaintJob(reply=s.code, prompt=s.subject_text, seed=s.seed) for s in sketches]
         with tqdm(total=len(jobs), desc="rendering" if in_process else "rendering on workers", unit="sketch") as bar:
             def progress(stage: str, done: int, total: int) -> None:
@@ -112,12 +114,8 @@ class Command(BaseCommand):
                 with default_storage.open(render["png_path"], "rb") as fh:
                     render["png"] = fh.read()
             results.append(render)
-        return results
+        return results, batch.late_count
 
     def _require_render_worker(self) -> None:
-        replies = app.control.broadcast("paintapp_capabilities", reply=True, timeout=1.0) or []
-        if not any("render" in info.get("queues", []) for reply in replies for info in reply.values()):
-            raise CommandError(
-                "no render worker answered: start one (make worker-render, or make demo) or pass --in-process",
-                returncode=3,
-            )
+        if "render" not in answering_queues():
+            raise CommandError(f"{missing_worker_message('render')} (or make demo), or pass --in-process", returncode=3)

@@ -39,11 +39,13 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result))
             return
         mean = result["mean_reward"]
-        left_out = f" ({result['none']} of {result['samples']} left out: infrastructure failed)" if result["none"] else ""
+        late = f", {result['late']} of them back too late" if result.get("late") else ""
+        left_out = f" ({result['none']} of {result['samples']} left out: infrastructure failed{late})" if result["none"] else ""
         self.stdout.write(self.style.SUCCESS(
             f"Run {run}: held-out mean reward {'-' if mean is None else f'{mean:.3f}'}{left_out}"))
         for subject, s in result["per_subject"].items():
             m = s["mean_reward"]
             nones = f", {s['none']} None" if s["none"] else ""
+            nones += f" ({s['late']} late)" if s.get("late") else ""
             self.stdout.write(f"  {subject}: {'-' if m is None else f'{m:.3f}'} over {s['samples']} samples, "
                               f"gate pass {s['gate_pass_rate']:.2f}{nones}")

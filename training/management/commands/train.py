@@ -87,6 +87,8 @@ class Command(BaseCommand):
                 pool=frozen, recipe_name=recipe, base_model=base_model, arguments=arguments,
                 recipe_overrides=recipe_overrides, subjects=subject, seed=seed, name=name,
             )
+        except services.NoWorkers as exc:
+            raise CommandError(str(exc), returncode=3) from exc  # as seed_pool without a render worker
         except services.LaunchError as exc:
             raise CommandError(str(exc), returncode=2) from exc
         self.stdout.write(self.style.SUCCESS(f"Launched run {run.id}: {run.name}"))
