@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 
-from curation.models import Grade, Pool, PoolMember, Reference, Tier
+from curation.models import Grade, GradeEvent, Pool, PoolMember, Reference, Tier
 
 TIER_FILTERS = ("all", "ungraded", "graded", *Tier.values)
 
@@ -78,12 +78,30 @@ def subjects() -> list[str]:
     return list(Reference.objects.exclude(subject="").values_list("subject", flat=True).distinct().order_by("subject"))
 
 
-def neighbours(*, curator: AbstractBaseUser, flt: ReferenceFilter, reference_id: int) -> tuple[int | None, int | None]:
-    """Previous and next reference ids within the filtered list (for the focus view)."""
-    qs = reference_list(curator=curator, flt=flt)
-    previous = qs.filter(id__lt=reference_id).order_by("-id").values_list("id", flat=True).first()
-    following = qs.filter(id__gt=reference_id).order_by("id").values_list("id", flat=True).first()
-    return previous, following
+@dataclass(frozen=True)
+class FocusWalk:
+    """The references the focus view walks through, in order, and which of them are graded."""
+
+    ids: list[int]
+    graded_ids: list[int]
+
+
+def focus_walk(*, curator: AbstractBaseUser, flt: ReferenceFilter, reference_id: int) -> FocusWalk:
+    """The filter's references; the shown one is kept in the walk even when a grade took it
+    out of the filter (an "ungraded" walk), so Previous and Next still lead from it."""
+    rows = list(reference_list(curator=curator, flt=flt).values_list("id", "tier"))
+    if reference_id not in {ref for ref, _ in rows}:
+        tier = Grade.objects.filter(reference_id=reference_id, curator=curator).values_list("tier", flat=True).first()
+        rows = sorted([*rows, (reference_id, tier)])
+    return FocusWalk(ids=[ref for ref, _ in rows], graded_ids=[ref for ref, tier in rows if tier])
+
+
+HISTORY_LENGTH = 8
+
+
+def grade_history(reference: Reference) -> list[GradeEvent]:
+    """The latest grade changes of one reference, by every curator, newest first."""
+    return list(reference.grade_events.select_related("curator")[:HISTORY_LENGTH])
 
 
 @dataclass

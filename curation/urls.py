@@ -23,6 +23,7 @@ urlpatterns = [
     path("references/bulk/", views.bulk_grade, name="bulk"),
     path("references/<int:reference_id>/", views.reference_focus, name="focus"),
     path("references/<int:reference_id>/grade/", views.reference_grade, name="grade"),
+    path("references/<int:reference_id>/history/", views.reference_history, name="history"),
     path("images/<sha:sha256>.png", views.image, name="image"),
     path("build/", views.pool_builder, name="builder"),
     path("upload/", views.upload, name="upload"),

@@ -93,10 +93,8 @@ def reference_grid(request):
 def reference_focus(request, reference_id: int):
     flt = ReferenceFilterForm(request.GET).reference_filter()
     reference = get_object_or_404(selectors.with_tier(Reference.objects.all(), request.user), pk=reference_id)
-    previous_id, next_id = selectors.neighbours(curator=request.user, flt=flt, reference_id=reference_id)
-    ids = list(selectors.reference_list(curator=request.user, flt=flt).values_list("id", flat=True))
-    if reference.id not in ids:  # graded out of an "ungraded" filter: keep it in the walk
-        ids = sorted([*ids, reference.id])
+    walk = selectors.focus_walk(curator=request.user, flt=flt, reference_id=reference.id)
+    position = walk.ids.index(reference.id)
     return render(
         request,
         "curation/focus.html",
@@ -104,15 +102,22 @@ def reference_focus(request, reference_id: int):
             "reference": reference,
             "flt": flt,
             "query": _filter_query(flt),
-            "previous_id": previous_id,
-            "next_id": next_id,
-            "ids": ids,
-            "position": ids.index(reference.id) + 1,
+            "previous_id": walk.ids[position - 1] if position > 0 else None,
+            "next_id": walk.ids[position + 1] if position + 1 < len(walk.ids) else None,
+            "ids": walk.ids,
+            "graded_ids": walk.graded_ids,
+            "position": position + 1,
             "tiers": Tier.choices,
-            "counts": selectors.tier_counts(curator=request.user, flt=flt),
-            "history": reference.grade_events.select_related("curator")[:8],
+            "history": selectors.grade_history(reference),
         },
     )
+
+
+@require_GET
+def reference_history(request, reference_id: int):
+    """The focus view's grade history of one reference (the focus view swaps it in as it walks)."""
+    reference = get_object_or_404(Reference, pk=reference_id)
+    return render(request, "curation/focus.html#history", {"reference": reference, "history": selectors.grade_history(reference)})
 
 
 @require_GET
