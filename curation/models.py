@@ -73,10 +73,27 @@ class Grade(models.Model):
         return f"{self.curator} → {self.reference_id}: {self.tier}"
 
 
+class GradeBatch(models.Model):
+    """One bulk action over a filter result; its grade changes are its events, so undoing it
+    puts back exactly the grades it replaced."""
+
+    curator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="grade_batches")
+    tier = models.CharField(max_length=10, choices=Tier.choices, blank=True, help_text="empty: grades cleared")
+    filters = models.JSONField(default=dict, blank=True, help_text="the reference filter it applied to")
+    matched = models.PositiveIntegerField(default=0, help_text="references the filter selected")
+    changed = models.PositiveIntegerField(default=0, help_text="grades it changed (the others already were)")
+    created_at = models.DateTimeField(auto_now_add=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
 class GradeEvent(models.Model):
     """Every change of a grade: who changed what, when, from which tier to which.
 
-    `tier` is empty when a grade was cleared (an undo back to ungraded).
+    `tier` is empty when a grade was cleared (an undo back to ungraded). `batch` names the
+    bulk action that made the change, if one did.
     """
 
     reference = models.ForeignKey(Reference, on_delete=models.CASCADE, related_name="grade_events")
@@ -84,6 +101,7 @@ class GradeEvent(models.Model):
     previous_tier = models.CharField(max_length=10, choices=Tier.choices, blank=True)
     tier = models.CharField(max_length=10, choices=Tier.choices, blank=True)
     source = models.CharField(max_length=20, default="ui", help_text="ui, keyboard, bulk, undo, import, demo, api")
+    batch = models.ForeignKey(GradeBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="events")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

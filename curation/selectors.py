@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 
-from curation.models import Grade, GradeEvent, Pool, PoolMember, Reference, Tier
+from curation.models import Grade, GradeBatch, GradeEvent, Pool, PoolMember, Reference, Tier
 
 TIER_FILTERS = ("all", "ungraded", "graded", *Tier.values)
 
@@ -94,6 +94,12 @@ def focus_walk(*, curator: AbstractBaseUser, flt: ReferenceFilter, reference_id:
         tier = Grade.objects.filter(reference_id=reference_id, curator=curator).values_list("tier", flat=True).first()
         rows = sorted([*rows, (reference_id, tier)])
     return FocusWalk(ids=[ref for ref, _ in rows], graded_ids=[ref for ref, tier in rows if tier])
+
+
+def last_bulk_action(curator: AbstractBaseUser) -> GradeBatch | None:
+    """The curator's latest bulk action, while it can still be undone."""
+    latest = GradeBatch.objects.filter(curator=curator).first()
+    return latest if latest is not None and latest.undone_at is None and latest.changed else None
 
 
 HISTORY_LENGTH = 8

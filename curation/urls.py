@@ -21,6 +21,7 @@ urlpatterns = [
     path("references/", views.reference_grid, name="grid"),
     path("references/details.json", views.reference_details, name="details"),
     path("references/bulk/", views.bulk_grade, name="bulk"),
+    path("references/bulk/<int:batch_id>/undo/", views.bulk_undo, name="bulk-undo"),
     path("references/<int:reference_id>/", views.reference_focus, name="focus"),
     path("references/<int:reference_id>/grade/", views.reference_grade, name="grade"),
     path("references/<int:reference_id>/history/", views.reference_history, name="history"),

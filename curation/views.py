@@ -9,13 +9,14 @@ from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from curation import importing, selectors, services
 from curation.forms import FilterError, ReferenceFilterForm
-from curation.models import Pool, PoolExport, Provenance, Reference, Tier
+from curation.models import GradeBatch, Pool, PoolExport, Provenance, Reference, Tier
 from curation.selectors import ReferenceFilter
 from curation.thumbs import THUMB_SIZES, thumbnail
 from paintapp.exports import export_download_response, export_page, export_request
@@ -83,6 +84,7 @@ def reference_grid(request):
         "tiers": Tier.choices,
         "query": _filter_query(flt, grader=grader.get_username() if grader != request.user else None),
         "result_count": page.paginator.count,
+        "last_bulk": selectors.last_bulk_action(request.user),
     }
     template = "curation/grid.html#results" if request.htmx and not request.htmx.boosted else "curation/grid.html"
     return render(request, template, context)
@@ -192,8 +194,12 @@ def bulk_grade(request):
         return redirect(f"{reverse('curation:grid')}?{_filter_query(flt)}")
     confirmed = request.method == "POST" and params.get("confirm_count") == str(count)
     if request.method == "POST" and confirmed:
-        changed = services.grade_bulk(curator=request.user, flt=flt, tier=None if tier == "none" else tier)
-        messages.success(request, f"Graded {changed} reference{'s' if changed != 1 else ''} as {label.lower()} ({count - changed} already were).")
+        batch = services.grade_bulk(curator=request.user, flt=flt, tier=None if tier == "none" else tier)
+        messages.success(
+            request,
+            f"Graded {batch.changed} reference{pluralize(batch.changed)} as {label.lower()} "
+            f"({batch.matched - batch.changed} already were). Undo it above the results.",
+        )
         return redirect(f"{reverse('curation:grid')}?{_filter_query(flt)}")
     stale = request.method == "POST" and not confirmed
     return render(
@@ -201,6 +207,25 @@ def bulk_grade(request):
         "curation/bulk_confirm.html",
         {"flt": flt, "tier": tier, "label": label, "count": count, "query": _filter_query(flt), "stale": stale},
     )
+
+
+@require_POST
+def bulk_undo(request, batch_id: int):
+    """Put back the grades one bulk action replaced (grades changed since are kept)."""
+    batch = get_object_or_404(GradeBatch, pk=batch_id, curator=request.user)
+    try:
+        undone = services.grade_bulk_undo(batch=batch, curator=request.user)
+    except services.CurationError as exc:
+        messages.error(request, str(exc))
+    else:
+        text = f"Undid the bulk action: {undone.restored} grade{pluralize(undone.restored)} put back as they were."
+        if undone.kept:
+            text += f" {undone.kept} changed again since then {pluralize(undone.kept, 'was,were')} kept."
+        messages.success(request, text)
+    next_url = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
+        next_url = reverse("curation:grid")
+    return redirect(next_url)
 
 
 @require_GET

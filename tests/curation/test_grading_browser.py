@@ -85,17 +85,26 @@ def test_a_failed_save_is_shown_and_retried_until_the_server_confirms(signed_in_
     assert page.evaluate("localStorage.getItem('paintapp.pendingGrades.ada')") == "{}"
 
 
-def test_bulk_grading_a_filter_result_from_the_grid(signed_in_page, live_server, curator):
+def test_bulk_grading_a_filter_result_from_the_grid_and_undoing_it(signed_in_page, live_server, curator):
     roses = [make_reference(subject="a rose") for _ in range(65)]
     make_reference(subject="a poppy")
+    before = [None] * 65
+    for i, tier in ((0, "love"), (1, "okay"), (2, "reject"), (3, "okay")):
+        grade_set(reference=roses[i], curator=curator, tier=tier)
+        before[i] = tier
     page = signed_in_page
     page.goto(f"{live_server.url}{reverse('curation:grid')}?subject=a+rose")
     assert page.locator("[data-result-count]").get_attribute("data-result-count") == "65"
     page.select_option("select[name=bulk_tier]", "okay")
     page.click("text=Review…")
     page.click("button:has-text('Mark 65 as okay')")
-    page.wait_for_selector("text=Graded 65 references as okay")
+    page.wait_for_selector("text=Graded 63 references as okay (2 already were)")
     assert tiers_of(curator, roses) == ["okay"] * 65
+
+    page.click("#bulk-undo button:has-text('Undo it')")
+    page.wait_for_selector("text=Undid the bulk action: 63 grades put back as they were.")
+    assert tiers_of(curator, roses) == before  # exactly as before, ungraded ones included
+    assert page.locator("#bulk-undo").count() == 0
 
 
 def test_freezing_a_pool_from_the_builder(signed_in_page, live_server, curator):

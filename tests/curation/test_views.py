@@ -108,6 +108,22 @@ def test_bulk_grading_asks_for_confirmation_with_the_count_then_applies(signed_i
     assert Grade.objects.filter(curator=curator, tier="reject").count() == len(refs)
 
 
+def test_the_grid_offers_to_undo_the_last_bulk_action_until_it_is_undone(signed_in, curator):
+    refs = [make_reference(subject="a rose") for _ in range(3)]
+    grade_set(reference=refs[0], curator=curator, tier="love")
+    signed_in.post(reverse("curation:bulk"), {"subject": "a rose", "bulk_tier": "reject", "confirm_count": "3"})
+    grid = signed_in.get(reverse("curation:grid"))
+    batch = grid.context["last_bulk"]
+    assert "<b>3</b> references marked reject" in grid.content.decode()
+    undone = signed_in.post(reverse("curation:bulk-undo", args=[batch.id]), {"next": "/pools/references/?subject=a+rose"}, follow=True)
+    assert undone.redirect_chain == [("/pools/references/?subject=a+rose", 302)]
+    assert "Undid the bulk action: 3 grades put back as they were." in undone.content.decode()
+    assert dict(Grade.objects.values_list("reference_id", "tier")) == {refs[0].id: "love"}
+    assert undone.context["last_bulk"] is None
+    again = signed_in.post(reverse("curation:bulk-undo", args=[batch.id]), follow=True)
+    assert "already undone" in again.content.decode()
+
+
 def test_a_bulk_confirmation_for_a_changed_selection_is_asked_again(signed_in):
     for _ in range(3):
         make_reference(subject="a rose")
