@@ -371,10 +371,18 @@ def upload(request):
                 curator=request.user,
                 subject=request.POST.get("subject", "").strip()[:120],
             )
+            if report.nothing_importable:
+                error = (
+                    f"Nothing importable: none of the {len(report.rows)} file{pluralize(len(report.rows))} listed "
+                    "below is an image that could be stored."
+                    if report.rows else "Nothing importable: the upload held no file to read."
+                )
     template = "curation/upload.html#report" if request.htmx and request.method == "POST" else "curation/upload.html"
+    # An error answers 400 (no file, too big) or 422 (read, but nothing importable); the page's
+    # script swaps either into the report, so the message always reaches the curator.
+    status = (422 if report is not None else 400) if error else 200
     return render(
-        request, template, {"report": report, "error": error, "subjects": selectors.subjects()},
-        status=400 if error else 200,
+        request, template, {"report": report, "error": error, "subjects": selectors.subjects()}, status=status,
     )
 
 

@@ -1,7 +1,9 @@
 """Shared fixtures: real PostgreSQL (pytest-django), real Redis, real Celery workers."""
 from __future__ import annotations
 
+import io
 import os
+from pathlib import Path
 
 # Playwright's sync API runs an event loop in the test thread; Django's ORM is still safe
 # there because the loop never runs our code concurrently.
@@ -197,6 +199,25 @@ def chromium():
         )
         yield browser
         browser.close()
+
+
+@pytest.fixture
+def screenshot():
+    """screenshot(page, name): the whole page as PNG into $PAINTAPP_SCREENSHOTS (e.g.
+    docs/screenshots, for the README) when that is set; without it nothing is written, so a
+    test run leaves the working tree as it was. Quantised to 128 colours to stay small."""
+    folder = os.environ.get("PAINTAPP_SCREENSHOTS")
+
+    def take(page, name: str) -> None:
+        if folder:
+            from PIL import Image
+
+            path = Path(folder) / f"{name}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            image = Image.open(io.BytesIO(page.screenshot(full_page=True))).convert("RGB")
+            image.quantize(colors=128).save(path, optimize=True)
+
+    return take
 
 
 @pytest.fixture

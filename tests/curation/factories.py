@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import zipfile
 
 from PIL import Image
 
@@ -21,6 +22,15 @@ def png_bytes(color: tuple[int, int, int] | None = None, size: int = 32) -> byte
             image.putpixel((x, y), color)
     out = io.BytesIO()
     image.save(out, format="PNG")
+    return out.getvalue()
+
+
+def zip_of(files: dict[str, bytes | str]) -> bytes:
+    """A zip holding these {name: content} entries."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            archive.writestr(zipfile.ZipInfo(name), content)
     return out.getvalue()
 
 

@@ -199,7 +199,7 @@ def test_uploading_images_and_a_bad_file_stores_the_good_and_reports_the_bad(sig
     report = response.context["report"]
     assert (report.created, report.rejected) == (1, 1)
     html = response.content.decode()
-    assert "not_an_image" in html and "1 created" in html
+    assert "not_an_image" in html and "1 imported" in html
     from curation.models import Reference
 
     assert list(Reference.objects.values_list("subject", "provenance")) == [("a rose", "upload")]
@@ -208,3 +208,36 @@ def test_uploading_images_and_a_bad_file_stores_the_good_and_reports_the_bad(sig
 def test_uploading_nothing_is_a_clear_error(signed_in):
     response = signed_in.post(reverse("curation:upload"), {})
     assert response.status_code == 400 and "at least one" in response.content.decode()
+    fragment = signed_in.post(reverse("curation:upload"), {}, headers={"HX-Request": "true"}).content.decode()
+    assert fragment.lstrip().startswith('<section id="report" data-status="error">')  # what the page swaps in
+
+
+def test_the_upload_report_lists_every_file_of_a_zip_with_its_outcome(signed_in):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.curation.factories import png_bytes, zip_of
+
+    same = png_bytes()
+    archive = zip_of({"a.png": same, "b.png": same, "notes.txt": "to do", "bad.png": "no pixels", ".DS_Store": "x"})
+    response = signed_in.post(reverse("curation:upload"), {"files": [SimpleUploadedFile("batch.zip", archive)]})
+    assert response.status_code == 200
+    outcomes = {row.name: (row.outcome, row.code) for row in response.context["report"].rows}
+    assert outcomes == {
+        "batch.zip:a.png": ("imported", ""), "batch.zip:b.png": ("duplicate", "duplicate"),
+        "batch.zip:bad.png": ("rejected", "not_an_image"), "batch.zip:notes.txt": ("ignored", "unsupported_file"),
+        "batch.zip:.DS_Store": ("ignored", "system_file"),
+    }
+    assert "notes.txt is not an image, sketch or metadata file; ignored" in response.content.decode()
+
+
+def test_an_upload_with_nothing_importable_is_an_error_that_still_lists_each_file(signed_in):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.curation.factories import zip_of
+
+    archive = zip_of({"notes.txt": "to do", "broken.png": "no pixels"})
+    response = signed_in.post(reverse("curation:upload"), {"files": [SimpleUploadedFile("batch.zip", archive)]})
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert "Nothing importable: none of the 2 files listed below is an image that could be stored." in html
+    assert "batch.zip:notes.txt" in html and "batch.zip:broken.png" in html
