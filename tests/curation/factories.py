@@ -34,9 +34,11 @@ def zip_of(files: dict[str, bytes | str]) -> bytes:
     return out.getvalue()
 
 
-def make_reference(subject: str = "a peach hibiscus", provenance: str = "upload", source: str = "", **kw) -> Reference:
+def make_reference(
+    subject: str = "a peach hibiscus", provenance: str = "upload", source: str = "", size: int = 32, **kw
+) -> Reference:
     reference, _ = reference_create(
-        png=png_bytes(), width=32, height=32, provenance=provenance, subject=subject, source=source, **kw
+        png=png_bytes(size=size), width=size, height=size, provenance=provenance, subject=subject, source=source, **kw
     )
     return reference
 

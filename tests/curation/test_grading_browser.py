@@ -149,9 +149,9 @@ def test_fast_presses_past_the_last_painting_never_grade_it_twice(signed_in_page
 
 
 def test_the_focus_view_walks_back_shows_each_paintings_history_and_counts_the_session(
-    signed_in_page, live_server, curator
+    signed_in_page, live_server, curator, screenshot
 ):
-    refs = [make_reference(subject=f"flower {i}") for i in range(4)]
+    refs = [make_reference(subject=f"flower {i}", size=480) for i in range(4)]
     grade_set(reference=refs[3], curator=curator, tier="okay", source="import")
     page = signed_in_page
     page.goto(focus_url(live_server, refs[0]))
@@ -172,6 +172,7 @@ def test_the_focus_view_walks_back_shows_each_paintings_history_and_counts_the_s
     history = page.locator(f"#history[data-reference='{refs[1].id}']")
     history.wait_for()
     assert "ada · ungraded → love (keyboard)" in history.inner_text()
+    screenshot(page, "focus-view")
 
     page.keyboard.press("s")  # to the skipped one
     wait_subject(page, "flower 0")
