@@ -8,7 +8,17 @@ from dataclasses import asdict, dataclass, field
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 
-from curation.models import Grade, GradeBatch, GradeEvent, Pool, PoolMember, Reference, Tier
+from curation.models import (
+    AuditStatus,
+    Grade,
+    GradeBatch,
+    GradeEvent,
+    JudgeAudit,
+    Pool,
+    PoolMember,
+    Reference,
+    Tier,
+)
 
 TIER_FILTERS = ("all", "ungraded", "graded", *Tier.values)
 
@@ -96,6 +106,15 @@ def focus_walk(*, curator: AbstractBaseUser, flt: ReferenceFilter, reference_id:
     return FocusWalk(ids=[ref for ref, _ in rows], graded_ids=[ref for ref, tier in rows if tier])
 
 
+# Fewer held-out pairs than this make an accuracy a guess: the pool page says so beside it.
+FEW_PAIRS = 20
+
+
+def pool_audits(pool: Pool) -> tuple[JudgeAudit | None, JudgeAudit | None]:
+    """(the latest judge audit of the pool in any state, the latest one that is done)."""
+    return pool.judge_audits.first(), pool.judge_audits.filter(status=AuditStatus.DONE).first()
+
+
 def last_bulk_action(curator: AbstractBaseUser) -> GradeBatch | None:
     """The curator's latest bulk action, while it can still be undone."""
     latest = GradeBatch.objects.filter(curator=curator).first()
@@ -116,6 +135,21 @@ class PoolBalance:
     by_tier: dict[str, int]
     by_split: dict[str, dict[str, int]]  # split -> tier -> n
     by_subject: dict[str, dict[str, int]] = field(default_factory=dict)  # subject -> tier -> n
+
+    @property
+    def split_totals(self) -> dict[str, int]:
+        return {split: sum(self.by_split.get(split, {}).values()) for split in ("train", "eval")}
+
+    @property
+    def subject_rows(self) -> list[dict]:
+        """One bar per subject, as wide as its count is against the largest subject's (so 4
+        looks half of 8); each tier is its share of that bar."""
+        largest = max((sum(tiers.values()) for tiers in self.by_subject.values()), default=0)
+        return [
+            {"subject": subject, "tiers": tiers, "total": sum(tiers.values()),
+             "width": round(100 * sum(tiers.values()) / largest, 1)}
+            for subject, tiers in self.by_subject.items()
+        ]
 
 
 def balance_of(rows: list[tuple[str, str, str]]) -> PoolBalance:

@@ -31,6 +31,7 @@ urlpatterns = [
     path("<slug:name>/v<int:version>/export/", views.pool_export, name="pool-export"),
     path("<slug:name>/v<int:version>/exports/<int:export_id>.zip", views.pool_export_download,
          name="pool-export-download"),
+    path("<slug:name>/v<int:version>/audit/", views.pool_audit, name="pool-audit"),
     path("<slug:name>/v<int:version>/", views.pool_detail, name="pool"),
     path("<slug:name>/diff/", views.pool_diff, name="pool-diff"),
 ]

@@ -14,12 +14,13 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from curation import importing, selectors, services
+from curation import audit, importing, selectors, services
 from curation.forms import FilterError, ReferenceFilterForm
 from curation.models import GradeBatch, Pool, PoolExport, Provenance, Reference, Tier
 from curation.selectors import ReferenceFilter
 from curation.thumbs import THUMB_SIZES, thumbnail
 from paintapp.exports import export_download_response, export_page, export_request
+from painting.selectors import UnknownRecipe, recipe_names
 
 GRID_PAGE_SIZE = 60
 IMMUTABLE = "private, max-age=31536000, immutable"
@@ -55,14 +56,21 @@ def _bad_filter_is_400(view):
 
 @require_GET
 def pools(request):
+    """The home page: whose grades (the signed-in curator's unless another is chosen) and the pools."""
     by_name: dict[str, list[Pool]] = {}
     for pool in Pool.objects.select_related("curator").order_by("name", "-version"):
         by_name.setdefault(pool.name, []).append(pool)
     latest = [(versions[0], versions, selectors.pool_balance(versions[0])) for versions in by_name.values()]
+    grader = _grader(request, request.GET)
+    counts = selectors.tier_counts(curator=grader)
+    pool_graders = sorted({pool.curator for pool, _, _ in latest} - {grader}, key=lambda user: user.get_username())
     return render(
         request,
-        "curation/pools.html",
-        {"latest": latest, "counts": selectors.tier_counts(curator=request.user), "reference_total": Reference.objects.count()},
+        "curation/pools.html#grades" if request.htmx else "curation/pools.html",
+        {
+            "latest": latest, "counts": counts, "reference_total": counts["all"], "grader": grader,
+            "graders": _graders(), "pool_graders": pool_graders,
+        },
     )
 
 
@@ -323,11 +331,41 @@ def pool_detail(request, name: str, version: int):
             "split": split,
             "tier": tier,
             "versions": selectors.pool_versions(pool.name),
-            "max_subject": max((sum(c.values()) for c in balance.by_subject.values()), default=1),
             "taste": getattr(pool, "taste_model", None),  # the reverse one-to-one raises an AttributeError subclass
-            "audit": pool.judge_audits.first(),
+            **_audit_context(pool),
         },
     )
+
+
+def _audit_context(pool: Pool, **extra) -> dict:
+    latest, latest_done = selectors.pool_audits(pool)
+    return {
+        "pool": pool, "audit": latest, "audit_done": latest_done, "recipes": recipe_names(),
+        "few_pairs": selectors.FEW_PAIRS, "max_pairs": audit.MAX_PAIRS, **extra,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+def pool_audit(request, name: str, version: int):
+    """The pool page's judge audit: POST queues one for a score worker; htmx polls its progress
+    here (a page without JavaScript refreshes itself meanwhile)."""
+    pool = get_object_or_404(Pool, name=name, version=version)
+    error = ""
+    if request.method == "POST":
+        try:
+            audit.judge_audit_request(
+                pool=pool, recipe_name=request.POST.get("recipe", ""), pairs=int(request.POST.get("pairs", "20")),
+                created_by=request.user,
+            )
+        except (services.CurationError, UnknownRecipe) as exc:
+            error = str(exc)
+        except ValueError:
+            error = "The number of pairs must be a whole number."
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        return redirect(pool_detail_url(pool))
+    return render(request, "curation/pool.html#audit", _audit_context(pool, audit_error=error), status=400 if error else 200)
 
 
 @require_GET

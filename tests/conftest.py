@@ -226,6 +226,13 @@ def curator(django_user_model):
 
 
 @pytest.fixture
+def signed_in(client, curator):
+    """Django's test client, signed in as the curator."""
+    client.force_login(curator)
+    return client
+
+
+@pytest.fixture
 def signed_in_page(chromium, live_server, curator):
     """A browser page signed in as a curator on the live test server."""
     context = chromium.new_context(viewport={"width": 1280, "height": 900})

@@ -11,12 +11,6 @@ from tests.curation.factories import make_reference
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def signed_in(client, curator):
-    client.force_login(curator)
-    return client
-
-
 def test_the_grid_filters_server_side_and_shows_counts_per_tier(signed_in, curator):
     refs = [make_reference(subject="a rose") for _ in range(3)] + [make_reference(subject="a poppy")]
     grade_set(reference=refs[0], curator=curator, tier="love")
@@ -171,6 +165,33 @@ def test_pool_pages_show_balance_members_and_diffs(signed_in, curator):
     assert [(o.tier, n.tier) for o, n in diff.context["diff"].tier_changed] == [("love", "okay")]
     listing = signed_in.get(reverse("curation:pools"))
     assert b"v2" in listing.content
+
+
+def test_the_home_page_says_whose_grades_it_counts_and_switches_to_a_pools_grader(signed_in, curator, django_user_model):
+    demo = django_user_model.objects.create_user("demo-curator")
+    refs = [make_reference() for _ in range(5)]
+    for reference, tier in zip(refs, ["love", "love", "okay", "reject"]):
+        grade_set(reference=reference, curator=demo, tier=tier)
+    pool_freeze(name="demo", curator=demo, eval_share=0.4)
+    mine = signed_in.get(reverse("curation:pools")).content.decode()
+    assert "Your grades" in mine and "5 references · 5 still ungraded" in mine
+    assert "The pools below also hold grades of" in mine and '<a href="?grader=demo-curator">demo-curator</a>' in mine
+    assert "<th>Tiers</th><th>Split (train / eval)</th>" in mine
+    assert '<td class="small">2 / 1</td>' in mine  # 3 members: two train, one eval
+    theirs = signed_in.get(reverse("curation:pools"), {"grader": "demo-curator"}, headers={"HX-Request": "true"})
+    fragment = theirs.content.decode()
+    assert fragment.lstrip().startswith('<section class="card gradestrip" id="grades">')
+    assert "Grades of demo-curator" in fragment and "5 references · 1 still ungraded by demo-curator" in fragment
+
+
+def test_subject_bars_are_as_long_as_their_counts_compared_with_the_largest(signed_in, curator):
+    for subject, n in (("a rose", 8), ("an iris", 4)):
+        for _ in range(n):
+            grade_set(reference=make_reference(subject=subject), curator=curator, tier="love")
+    pool = pool_freeze(name="p", curator=curator, tiers=["love"])
+    html = signed_in.get(reverse("curation:pool", args=[pool.name, pool.version])).content.decode()
+    rose, iris = (html[html.index(f'data-subject="{s}"'):][:400] for s in ("a rose", "an iris"))
+    assert 'style="width: 100.0%"' in rose and 'style="width: 50.0%"' in iris
 
 
 def test_images_and_thumbnails_are_served_with_long_caching(signed_in):
