@@ -1,10 +1,10 @@
 """How fast can a curator grade with the keyboard? Drives the focus view in headless Chromium.
 
-Against a running studio (make demo): signs in as the `curator` account make demo printed
-(var/demo-curator.txt), opens the focus view on that curator's ungraded references and
+Against a running studio (make demo): signs in as the account make demo printed
+(var/demo-curator.txt, the demo pool's grader), opens the focus view on all references and
 grades N of them with keys 1/2/3 only, waiting each time until the next painting is shown
 (what a person waits for). Prints the time per grade and whether every grade was confirmed
-by the server. The grades stay: the grid's bulk action ("mark all as ungraded") clears them.
+by the server. Then it presses `u` N times, which puts every grade back as it was.
 
     .venv/bin/python bench/grading.py [--count 50] [--base http://127.0.0.1:8000]
 """
@@ -39,7 +39,7 @@ def main() -> None:
         page.fill("input[name=password]", password)
         page.click("button[type=submit]")
         page.wait_for_load_state("networkidle")
-        page.goto(f"{args.base}/pools/references/?tier=ungraded")
+        page.goto(f"{args.base}/pools/references/?tier=all")
         page.click("text=Grade these with the keyboard")
         page.wait_for_selector("#focus-img")
 
@@ -62,6 +62,14 @@ def main() -> None:
         )
         total = time.perf_counter() - start
         pending = page.evaluate("localStorage.getItem('paintapp.pendingGrades.' + document.getElementById('focus').dataset.user)")
+        for _ in range(args.count):  # keys are taken in order: each undo goes back one grade
+            page.keyboard.press("u")
+        page.wait_for_function(
+            f"document.querySelectorAll('#recent li[data-status=saved]').length >= {min(args.count, 8)} && "
+            "[...document.querySelectorAll('#recent li')].every(li => li.dataset.status === 'saved') && "
+            f"document.getElementById('focus-position').textContent.startsWith('1 /')",
+            timeout=60_000,
+        )
         browser.close()
 
     print(f"graded {args.count} references with the keyboard in {total:.1f} s of machine time "

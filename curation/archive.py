@@ -37,6 +37,7 @@ METADATA_FILE = "metadata.jsonl"
 GRADES_FILE = "grades.csv"
 POOL_FILE = "pool.json"
 PARQUET_FILE = "pool.parquet"
+CARD_FILE = "README.md"  # the dataset card of an export
 EXPORT_FORMAT = "paintapp-pool"
 EXPORT_FORMAT_VERSION = 1
 METADATA_FIELDS = ("tier", "split", "subject", "source", "seed", "provenance", "sha256", "original_name")
@@ -93,6 +94,14 @@ class ImportRow:
     reference_id: int | None = None
     tier: str = ""  # the grade this import gave the curator, if any
 
+    @property
+    def outcome(self) -> str:
+        """The status in the curator's words: imported, duplicate, rejected or ignored."""
+        return _OUTCOMES[self.status]
+
+
+_OUTCOMES = {"created": "imported", "duplicate": "duplicate", "rejected": "rejected", "skipped": "ignored"}
+
 
 # --- Where entries come from ------------------------------------------------------------
 
@@ -128,9 +137,12 @@ def folder_entries(root: Path, notes: list[ImportRow], limits: ImportLimits) -> 
             notes.append(
                 ImportRow(relative, "rejected", "symlink", f"{relative} is a linked folder; not read")
             )
+        for hidden in sorted(d for d in subdirectories if is_junk(d)):
+            notes.append(junk_row((Path(directory) / hidden).relative_to(root).as_posix(), folder=True))
         subdirectories[:] = sorted(d for d in subdirectories if not is_junk(d))
         for file_name in sorted(files):
             if is_junk(file_name):
+                notes.append(junk_row((Path(directory) / file_name).relative_to(root).as_posix(), folder=False))
                 continue
             full = Path(directory) / file_name
             relative = full.relative_to(root).as_posix()
@@ -152,7 +164,7 @@ def folder_entries(root: Path, notes: list[ImportRow], limits: ImportLimits) -> 
 
 
 def zip_entries(
-    archive: zipfile.ZipFile, *, label: str, archive_size: int, limits: ImportLimits
+    archive: zipfile.ZipFile, *, label: str, archive_size: int, limits: ImportLimits, notes: list[ImportRow]
 ) -> list[Entry]:
     """Check the whole central directory before a single entry is decompressed."""
     infos = archive.infolist()
@@ -188,8 +200,18 @@ def zip_entries(
                 )
 
     entries: list[Entry] = []
+    junk_folders: set[str] = set()
     for info in infos:
-        if info.is_dir() or any(is_junk(part) for part in info.filename.split("/")):
+        parts = info.filename.rstrip("/").split("/")
+        junk_at = next((i for i, part in enumerate(parts) if is_junk(part)), None)
+        if junk_at is not None:  # reported once per system folder, never read
+            is_folder = info.is_dir() or junk_at < len(parts) - 1
+            junk = "/".join(parts[: junk_at + 1])
+            if junk not in junk_folders:
+                junk_folders.add(junk)
+                notes.append(junk_row(junk, folder=is_folder))
+            continue
+        if info.is_dir():
             continue
         if info.flag_bits & 0x1:
             raise SourceRefused("encrypted", f"{label}: {info.filename} is encrypted; import it unencrypted")
@@ -215,6 +237,12 @@ def _check_zip_name(info: zipfile.ZipInfo, label: str) -> None:
 
 def is_junk(name: str) -> bool:
     return name.startswith(".") or name in _JUNK_NAMES
+
+
+def junk_row(path: str, *, folder: bool) -> ImportRow:
+    """A hidden or system file (.DS_Store, __MACOSX/, Thumbs.db): listed, never read."""
+    what = "a hidden or system folder; not read" if folder else "a hidden or system file; ignored"
+    return ImportRow(path + ("/" if folder else ""), "skipped", "system_file", f"{path} is {what}")
 
 
 # --- Metadata -------------------------------------------------------------------------------
@@ -275,15 +303,18 @@ def plan_source(entries: list[Entry], limits: ImportLimits, notes: list[ImportRo
                 notes.append(
                     ImportRow(path, "skipped", "extra_pool_file", f"only {pool_files[0]} describes the pool")
                 )
-        elif base == PARQUET_FILE or suffix in {".md", ".txt"}:
-            continue  # an export's own companions, or notes: nothing to import
+        elif base == PARQUET_FILE or (pool_files and path == posixpath.join(posixpath.dirname(pool_files[0]), CARD_FILE)):
+            notes.append(ImportRow(
+                path, "skipped", "export_companion",
+                f"{path} belongs to the pool export; its images and {METADATA_FILE} hold the same data",
+            ))
         elif suffix == SIDECAR_SUFFIX:
             notes.append(
                 ImportRow(path, "skipped", "orphan_sketch", f"{path} has no image with the same name")
             )
         else:
             notes.append(ImportRow(
-                path, "skipped", "unsupported_file", f"{path} is not an image, sketch or metadata file"
+                path, "skipped", "unsupported_file", f"{path} is not an image, sketch or metadata file; ignored"
             ))
     plan.listed_missing = sorted(p for p in plan.metadata if p not in image_entries)
     return plan

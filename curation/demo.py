@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 
 DEMO_CURATOR = "demo-curator"
+DEMO_NAMES = {"first_name": "Demo", "last_name": "curator (rule-based grades)"}
 LOVE_COVERAGE = (0.12, 0.40)
 
 
@@ -21,11 +22,10 @@ def demo_tier(*, style: str, paint_fraction: float) -> str:
 
 
 def ensure_demo_curator():
-    """The account whose grades are the demo's; it cannot sign in (unusable password)."""
+    """The account whose grades are the demo's; it signs in only once `manage.py demo_curator`
+    gave it a password (make demo does), else its password is unusable."""
     User = get_user_model()
-    user, created = User.objects.get_or_create(
-        username=DEMO_CURATOR, defaults={"first_name": "Demo", "last_name": "curator (rule-based grades)"}
-    )
+    user, created = User.objects.get_or_create(username=DEMO_CURATOR, defaults=DEMO_NAMES)
     if created:
         user.set_unusable_password()
         user.save()

@@ -26,7 +26,14 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 from huggingface_hub import DatasetCard
 
-from curation.archive import EXPORT_FORMAT, EXPORT_FORMAT_VERSION, METADATA_FILE, PARQUET_FILE, POOL_FILE
+from curation.archive import (
+    CARD_FILE,
+    EXPORT_FORMAT,
+    EXPORT_FORMAT_VERSION,
+    METADATA_FILE,
+    PARQUET_FILE,
+    POOL_FILE,
+)
 from curation.models import Pool, PoolExport
 from curation.services import CurationError
 from paintapp.dataset_card import dataset_card
@@ -35,7 +42,6 @@ from paintapp.storage import sha256_hex
 
 Progress = Callable[[int, int, str], None]
 
-CARD_FILE = "README.md"
 CARD_TEMPLATE = Path(__file__).with_name("export_card.md.jinja")
 BATCH_ROWS = 32  # one parquet row group: at most this many images in memory at once
 

@@ -39,6 +39,7 @@ from curation.archive import (
     SourceRefused,
     folder_entries,
     is_junk,
+    junk_row,
     plan_source,
     validated_fields,
     zip_entries,
@@ -83,6 +84,11 @@ class ImportReport:
         return sum(1 for row in self.rows if row.tier)
 
     @property
+    def nothing_importable(self) -> bool:
+        """True when no file became (or matched) a reference and no pool was restored."""
+        return not (self.created or self.duplicates or self.pool)
+
+    @property
     def problems(self) -> list[ImportRow]:
         return [row for row in self.rows if row.status == "rejected"]
 
@@ -96,11 +102,11 @@ class ImportReport:
 
     def summary(self) -> str:
         text = (
-            f"{self.created} created, {self.duplicates} duplicate{'s' * (self.duplicates != 1)}, "
+            f"{self.created} imported, {self.duplicates} duplicate{'s' * (self.duplicates != 1)}, "
             f"{self.graded} graded, {self.rejected} rejected"
         )
         if self.skipped:
-            text += f", {self.skipped} skipped"
+            text += f", {self.skipped} ignored"
         if self.pool:
             text += f"; pool {self.pool} restored"
         elif self.pool_error:
@@ -123,12 +129,12 @@ def import_path(
     report = ImportReport()
     if path.is_dir():
         _import_source(
-            lambda: folder_entries(path, report.rows, limits), label=str(path), prefix="", report=report,
+            lambda notes: folder_entries(path, notes, limits), label=str(path), prefix="", report=report,
             curator=curator, provenance=provenance, subject=subject, progress=progress, limits=limits,
         )
     elif path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES:
         single = [Entry(path.name, path.stat().st_size, lambda: open(path, "rb"))]
-        _import_source(lambda: single, label=str(path), prefix="", report=report, curator=curator,
+        _import_source(lambda notes: single, label=str(path), prefix="", report=report, curator=curator,
                        provenance=provenance, subject=subject, progress=progress, limits=limits)
     elif path.is_file() and (path.suffix.lower() == ".zip" or zipfile.is_zipfile(path)):
         with open(path, "rb") as handle:
@@ -157,10 +163,12 @@ def import_uploads(
         if data[:4] == b"PK\x03\x04" or name.lower().endswith(".zip"):
             _import_zip(io.BytesIO(data), label=name, prefix=f"{name}:", report=report, curator=curator,
                         provenance=provenance, subject=subject, progress=progress, limits=limits)
-        elif not is_junk(name):
+        elif is_junk(name):
+            report.rows.append(junk_row(name, folder=False))
+        else:
             loose.append(Entry(name, len(data), lambda data=data: io.BytesIO(data)))
     if loose:
-        _import_source(lambda: loose, label="upload", prefix="", report=report, curator=curator,
+        _import_source(lambda notes: loose, label="upload", prefix="", report=report, curator=curator,
                        provenance=provenance, subject=subject, progress=progress, limits=limits)
     return report
 
@@ -184,19 +192,22 @@ def _import_zip(handle: BinaryIO, *, label: str, prefix: str, report: ImportRepo
         return
     with archive:
         _import_source(
-            lambda: zip_entries(archive, label=label, archive_size=archive_size, limits=options["limits"]),
+            lambda notes: zip_entries(
+                archive, label=label, archive_size=archive_size, limits=options["limits"], notes=notes
+            ),
             label=label, prefix=prefix, report=report, **options,
         )
 
 
 def _import_source(
-    list_entries: Callable[[], list[Entry]], *, label: str, prefix: str, report: ImportReport,
+    list_entries: Callable[[list[ImportRow]], list[Entry]], *, label: str, prefix: str, report: ImportReport,
     curator, provenance: str, subject: str, progress: Progress | None, limits: ImportLimits,
 ) -> None:
+    """`list_entries(notes)` gives the source's files, noting those it leaves out in `notes`."""
     rows: list[ImportRow] = []
     planning = ImportReport()
     try:
-        plan = plan_source(list_entries(), limits, planning.rows)
+        plan = plan_source(list_entries(planning.rows), limits, planning.rows)
     except SourceRefused as refusal:
         report.rows.extend(_prefixed(planning.rows, prefix))
         report.rows.append(ImportRow(label, "rejected", refusal.code, refusal.message))

@@ -5,10 +5,13 @@ content-addressed, every grade change is an event, and a pool copies tiers at fr
 """
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.db.models.signals import post_delete
+from django.utils import timezone
 
 from paintapp.exports import ExportJob, delete_export_file
 
@@ -73,10 +76,27 @@ class Grade(models.Model):
         return f"{self.curator} → {self.reference_id}: {self.tier}"
 
 
+class GradeBatch(models.Model):
+    """One bulk action over a filter result; its grade changes are its events, so undoing it
+    puts back exactly the grades it replaced."""
+
+    curator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="grade_batches")
+    tier = models.CharField(max_length=10, choices=Tier.choices, blank=True, help_text="empty: grades cleared")
+    filters = models.JSONField(default=dict, blank=True, help_text="the reference filter it applied to")
+    matched = models.PositiveIntegerField(default=0, help_text="references the filter selected")
+    changed = models.PositiveIntegerField(default=0, help_text="grades it changed (the others already were)")
+    created_at = models.DateTimeField(auto_now_add=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
 class GradeEvent(models.Model):
     """Every change of a grade: who changed what, when, from which tier to which.
 
-    `tier` is empty when a grade was cleared (an undo back to ungraded).
+    `tier` is empty when a grade was cleared (an undo back to ungraded). `batch` names the
+    bulk action that made the change, if one did.
     """
 
     reference = models.ForeignKey(Reference, on_delete=models.CASCADE, related_name="grade_events")
@@ -84,6 +104,7 @@ class GradeEvent(models.Model):
     previous_tier = models.CharField(max_length=10, choices=Tier.choices, blank=True)
     tier = models.CharField(max_length=10, choices=Tier.choices, blank=True)
     source = models.CharField(max_length=20, default="ui", help_text="ui, keyboard, bulk, undo, import, demo, api")
+    batch = models.ForeignKey(GradeBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="events")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -155,19 +176,53 @@ class TasteModel(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
 
+class AuditStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+# A running audit writes progress every pair or half second; one silent this long lost its worker.
+AUDIT_STALLED_AFTER = timedelta(minutes=10)
+
+
 class JudgeAudit(models.Model):
-    """A re-judging of the same pairs: self-agreement, order bias, accuracy vs held-out grades."""
+    """A re-judging of the same pairs: self-agreement, order bias, accuracy vs held-out grades.
+
+    `manage.py audit_judge` makes one in place; the pool page's button queues one for a score
+    worker (curation.tasks.run_judge_audit), which writes its progress here as it goes.
+    """
 
     pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="judge_audits")
     recipe_name = models.CharField(max_length=80)
-    judge = models.CharField(max_length=200)
-    pairs = models.PositiveIntegerField()
+    judge = models.CharField(max_length=200, blank=True)
+    pairs = models.PositiveIntegerField(help_text="pairs asked for; once done, the pairs the eval split had")
+    seed = models.BigIntegerField(default=0)
     results = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=AuditStatus.choices, default=AuditStatus.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["-created_at"]
+        ordering = ["-created_at", "-id"]
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (AuditStatus.QUEUED, AuditStatus.RUNNING)
+
+    @property
+    def is_stalled(self) -> bool:
+        return self.status == AuditStatus.RUNNING and timezone.now() - self.updated_at > AUDIT_STALLED_AFTER
+
+    @property
+    def percent(self) -> int | None:
+        return min(100, round(100 * self.done / self.total)) if self.total else None
 
 
 class PoolExport(ExportJob):

@@ -8,7 +8,17 @@ from dataclasses import asdict, dataclass, field
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 
-from curation.models import Grade, Pool, PoolMember, Reference, Tier
+from curation.models import (
+    AuditStatus,
+    Grade,
+    GradeBatch,
+    GradeEvent,
+    JudgeAudit,
+    Pool,
+    PoolMember,
+    Reference,
+    Tier,
+)
 
 TIER_FILTERS = ("all", "ungraded", "graded", *Tier.values)
 
@@ -78,12 +88,45 @@ def subjects() -> list[str]:
     return list(Reference.objects.exclude(subject="").values_list("subject", flat=True).distinct().order_by("subject"))
 
 
-def neighbours(*, curator: AbstractBaseUser, flt: ReferenceFilter, reference_id: int) -> tuple[int | None, int | None]:
-    """Previous and next reference ids within the filtered list (for the focus view)."""
-    qs = reference_list(curator=curator, flt=flt)
-    previous = qs.filter(id__lt=reference_id).order_by("-id").values_list("id", flat=True).first()
-    following = qs.filter(id__gt=reference_id).order_by("id").values_list("id", flat=True).first()
-    return previous, following
+@dataclass(frozen=True)
+class FocusWalk:
+    """The references the focus view walks through, in order, and which of them are graded."""
+
+    ids: list[int]
+    graded_ids: list[int]
+
+
+def focus_walk(*, curator: AbstractBaseUser, flt: ReferenceFilter, reference_id: int) -> FocusWalk:
+    """The filter's references; the shown one is kept in the walk even when a grade took it
+    out of the filter (an "ungraded" walk), so Previous and Next still lead from it."""
+    rows = list(reference_list(curator=curator, flt=flt).values_list("id", "tier"))
+    if reference_id not in {ref for ref, _ in rows}:
+        tier = Grade.objects.filter(reference_id=reference_id, curator=curator).values_list("tier", flat=True).first()
+        rows = sorted([*rows, (reference_id, tier)])
+    return FocusWalk(ids=[ref for ref, _ in rows], graded_ids=[ref for ref, tier in rows if tier])
+
+
+# Fewer held-out pairs than this make an accuracy a guess: the pool page says so beside it.
+FEW_PAIRS = 20
+
+
+def pool_audits(pool: Pool) -> tuple[JudgeAudit | None, JudgeAudit | None]:
+    """(the latest judge audit of the pool in any state, the latest one that is done)."""
+    return pool.judge_audits.first(), pool.judge_audits.filter(status=AuditStatus.DONE).first()
+
+
+def last_bulk_action(curator: AbstractBaseUser) -> GradeBatch | None:
+    """The curator's latest bulk action, while it can still be undone."""
+    latest = GradeBatch.objects.filter(curator=curator).first()
+    return latest if latest is not None and latest.undone_at is None and latest.changed else None
+
+
+HISTORY_LENGTH = 8
+
+
+def grade_history(reference: Reference) -> list[GradeEvent]:
+    """The latest grade changes of one reference, by every curator, newest first."""
+    return list(reference.grade_events.select_related("curator")[:HISTORY_LENGTH])
 
 
 @dataclass
@@ -92,6 +135,21 @@ class PoolBalance:
     by_tier: dict[str, int]
     by_split: dict[str, dict[str, int]]  # split -> tier -> n
     by_subject: dict[str, dict[str, int]] = field(default_factory=dict)  # subject -> tier -> n
+
+    @property
+    def split_totals(self) -> dict[str, int]:
+        return {split: sum(self.by_split.get(split, {}).values()) for split in ("train", "eval")}
+
+    @property
+    def subject_rows(self) -> list[dict]:
+        """One bar per subject, as wide as its count is against the largest subject's (so 4
+        looks half of 8); each tier is its share of that bar."""
+        largest = max((sum(tiers.values()) for tiers in self.by_subject.values()), default=0)
+        return [
+            {"subject": subject, "tiers": tiers, "total": sum(tiers.values()),
+             "width": round(100 * sum(tiers.values()) / largest, 1)}
+            for subject, tiers in self.by_subject.items()
+        ]
 
 
 def balance_of(rows: list[tuple[str, str, str]]) -> PoolBalance:

@@ -5,12 +5,24 @@ import logging
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
-from curation.models import Grade, GradeEvent, Pool, PoolMember, Provenance, Reference, Split, Tier
+from curation.models import (
+    Grade,
+    GradeBatch,
+    GradeEvent,
+    Pool,
+    PoolMember,
+    Provenance,
+    Reference,
+    Split,
+    Tier,
+)
 from curation.selectors import ReferenceFilter, reference_list
 from paintapp.storage import sha256_hex, store_content_addressed
 
@@ -59,7 +71,8 @@ def reference_create(
 
 
 def grade_set(
-    *, reference: Reference, curator: AbstractBaseUser, tier: str | None, source: str = "ui"
+    *, reference: Reference, curator: AbstractBaseUser, tier: str | None, source: str = "ui",
+    batch: GradeBatch | None = None,
 ) -> Grade | None:
     """Set (or clear, with tier=None) a curator's grade. Idempotent; every change is an event."""
     if tier is not None and tier not in Tier.values:
@@ -78,26 +91,56 @@ def grade_set(
             grade.tier = tier
             grade.save(update_fields=["tier", "updated_at"])
         GradeEvent.objects.create(
-            reference=reference, curator=curator, previous_tier=previous, tier=tier or "", source=source
+            reference=reference, curator=curator, previous_tier=previous, tier=tier or "", source=source, batch=batch
         )
     return grade
 
 
 def grade_bulk(
     *, curator: AbstractBaseUser, flt: ReferenceFilter, tier: str | None, source: str = "bulk"
-) -> int:
-    """Grade every reference the filter selects (server-side, not just a page). Returns the count changed."""
+) -> GradeBatch:
+    """Grade every reference the filter selects (server-side, not just a page), as one batch
+    that grade_bulk_undo can take back."""
     if tier is not None and tier not in Tier.values:
         raise CurationError(f"unknown tier {tier!r}")
-    changed = 0
     ids = list(reference_list(curator=curator, flt=flt).values_list("id", flat=True))
     with transaction.atomic():
+        batch = GradeBatch.objects.create(curator=curator, tier=tier or "", filters=flt.to_dict(), matched=len(ids))
         for reference in Reference.objects.filter(id__in=ids).order_by("id"):
             before = Grade.objects.filter(reference=reference, curator=curator).values_list("tier", flat=True).first()
             if (before or None) != tier:
-                grade_set(reference=reference, curator=curator, tier=tier, source=source)
-                changed += 1
-    return changed
+                grade_set(reference=reference, curator=curator, tier=tier, source=source, batch=batch)
+                batch.changed += 1
+        batch.save(update_fields=["changed"])
+    return batch
+
+
+@dataclass(frozen=True)
+class BulkUndo:
+    restored: int  # grades put back as they were before the bulk action
+    kept: int  # grades changed again since the bulk action: left as they are
+
+
+def grade_bulk_undo(*, batch: GradeBatch, curator: AbstractBaseUser) -> BulkUndo:
+    """Put back the grades a bulk action replaced. A grade changed again since then is the
+    curator's later decision and is kept (and counted), never overwritten."""
+    with transaction.atomic():
+        batch = GradeBatch.objects.select_for_update().get(pk=batch.pk)
+        if batch.curator_id != curator.pk:
+            raise CurationError("only the curator who made a bulk action can undo it")
+        if batch.undone_at is not None:
+            raise CurationError(f"this bulk action was already undone at {batch.undone_at:%Y-%m-%d %H:%M}")
+        restored = kept = 0
+        for event in batch.events.select_related("reference").order_by("id"):
+            now = Grade.objects.filter(reference=event.reference, curator=curator).values_list("tier", flat=True).first()
+            if (now or "") != event.tier:
+                kept += 1
+                continue
+            grade_set(reference=event.reference, curator=curator, tier=event.previous_tier or None, source="undo")
+            restored += 1
+        batch.undone_at = timezone.now()
+        batch.save(update_fields=["undone_at"])
+    return BulkUndo(restored=restored, kept=kept)
 
 
 def _stratified_split(members: list[tuple[Reference, str]], eval_share: float, seed: int) -> dict[int, str]:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from curation.models import Pool, PoolExport
+from curation.audit import judge_audit_execute
+from curation.models import JudgeAudit, Pool, PoolExport
 
 
 @shared_task(name="curation.tasks.train_taste_model", acks_late=True)
@@ -21,3 +22,10 @@ def build_pool_export(export_id: int) -> dict:
 
     export = pool_export_build(export=PoolExport.objects.select_related("pool").get(id=export_id))
     return {"export_id": export_id, "status": export.status, "size_bytes": export.size_bytes}
+
+
+@shared_task(name="curation.tasks.run_judge_audit", acks_late=True)
+def run_judge_audit(audit_id: int) -> dict:
+    """Run a judge audit the pool page asked for, with progress on its row (see curation.audit)."""
+    audit = judge_audit_execute(audit=JudgeAudit.objects.select_related("pool").get(id=audit_id))
+    return {"audit_id": audit_id, "status": audit.status, "pairs": audit.pairs}

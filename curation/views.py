@@ -9,16 +9,18 @@ from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from curation import importing, selectors, services
+from curation import audit, importing, selectors, services
 from curation.forms import FilterError, ReferenceFilterForm
-from curation.models import Pool, PoolExport, Provenance, Reference, Tier
+from curation.models import GradeBatch, Pool, PoolExport, Provenance, Reference, Tier
 from curation.selectors import ReferenceFilter
 from curation.thumbs import THUMB_SIZES, thumbnail
 from paintapp.exports import export_download_response, export_page, export_request
+from painting.selectors import UnknownRecipe, recipe_names
 
 GRID_PAGE_SIZE = 60
 IMMUTABLE = "private, max-age=31536000, immutable"
@@ -54,14 +56,21 @@ def _bad_filter_is_400(view):
 
 @require_GET
 def pools(request):
+    """The home page: whose grades (the signed-in curator's unless another is chosen) and the pools."""
     by_name: dict[str, list[Pool]] = {}
     for pool in Pool.objects.select_related("curator").order_by("name", "-version"):
         by_name.setdefault(pool.name, []).append(pool)
     latest = [(versions[0], versions, selectors.pool_balance(versions[0])) for versions in by_name.values()]
+    grader = _grader(request, request.GET)
+    counts = selectors.tier_counts(curator=grader)
+    pool_graders = sorted({pool.curator for pool, _, _ in latest} - {grader}, key=lambda user: user.get_username())
     return render(
         request,
-        "curation/pools.html",
-        {"latest": latest, "counts": selectors.tier_counts(curator=request.user), "reference_total": Reference.objects.count()},
+        "curation/pools.html#grades" if request.htmx else "curation/pools.html",
+        {
+            "latest": latest, "counts": counts, "reference_total": counts["all"], "grader": grader,
+            "graders": _graders(), "pool_graders": pool_graders,
+        },
     )
 
 
@@ -83,6 +92,7 @@ def reference_grid(request):
         "tiers": Tier.choices,
         "query": _filter_query(flt, grader=grader.get_username() if grader != request.user else None),
         "result_count": page.paginator.count,
+        "last_bulk": selectors.last_bulk_action(request.user),
     }
     template = "curation/grid.html#results" if request.htmx and not request.htmx.boosted else "curation/grid.html"
     return render(request, template, context)
@@ -93,10 +103,8 @@ def reference_grid(request):
 def reference_focus(request, reference_id: int):
     flt = ReferenceFilterForm(request.GET).reference_filter()
     reference = get_object_or_404(selectors.with_tier(Reference.objects.all(), request.user), pk=reference_id)
-    previous_id, next_id = selectors.neighbours(curator=request.user, flt=flt, reference_id=reference_id)
-    ids = list(selectors.reference_list(curator=request.user, flt=flt).values_list("id", flat=True))
-    if reference.id not in ids:  # graded out of an "ungraded" filter: keep it in the walk
-        ids = sorted([*ids, reference.id])
+    walk = selectors.focus_walk(curator=request.user, flt=flt, reference_id=reference.id)
+    position = walk.ids.index(reference.id)
     return render(
         request,
         "curation/focus.html",
@@ -104,15 +112,22 @@ def reference_focus(request, reference_id: int):
             "reference": reference,
             "flt": flt,
             "query": _filter_query(flt),
-            "previous_id": previous_id,
-            "next_id": next_id,
-            "ids": ids,
-            "position": ids.index(reference.id) + 1,
+            "previous_id": walk.ids[position - 1] if position > 0 else None,
+            "next_id": walk.ids[position + 1] if position + 1 < len(walk.ids) else None,
+            "ids": walk.ids,
+            "graded_ids": walk.graded_ids,
+            "position": position + 1,
             "tiers": Tier.choices,
-            "counts": selectors.tier_counts(curator=request.user, flt=flt),
-            "history": reference.grade_events.select_related("curator")[:8],
+            "history": selectors.grade_history(reference),
         },
     )
+
+
+@require_GET
+def reference_history(request, reference_id: int):
+    """The focus view's grade history of one reference (the focus view swaps it in as it walks)."""
+    reference = get_object_or_404(Reference, pk=reference_id)
+    return render(request, "curation/focus.html#history", {"reference": reference, "history": selectors.grade_history(reference)})
 
 
 @require_GET
@@ -187,8 +202,12 @@ def bulk_grade(request):
         return redirect(f"{reverse('curation:grid')}?{_filter_query(flt)}")
     confirmed = request.method == "POST" and params.get("confirm_count") == str(count)
     if request.method == "POST" and confirmed:
-        changed = services.grade_bulk(curator=request.user, flt=flt, tier=None if tier == "none" else tier)
-        messages.success(request, f"Graded {changed} reference{'s' if changed != 1 else ''} as {label.lower()} ({count - changed} already were).")
+        batch = services.grade_bulk(curator=request.user, flt=flt, tier=None if tier == "none" else tier)
+        messages.success(
+            request,
+            f"Graded {batch.changed} reference{pluralize(batch.changed)} as {label.lower()} "
+            f"({batch.matched - batch.changed} already were). Undo it above the results.",
+        )
         return redirect(f"{reverse('curation:grid')}?{_filter_query(flt)}")
     stale = request.method == "POST" and not confirmed
     return render(
@@ -196,6 +215,25 @@ def bulk_grade(request):
         "curation/bulk_confirm.html",
         {"flt": flt, "tier": tier, "label": label, "count": count, "query": _filter_query(flt), "stale": stale},
     )
+
+
+@require_POST
+def bulk_undo(request, batch_id: int):
+    """Put back the grades one bulk action replaced (grades changed since are kept)."""
+    batch = get_object_or_404(GradeBatch, pk=batch_id, curator=request.user)
+    try:
+        undone = services.grade_bulk_undo(batch=batch, curator=request.user)
+    except services.CurationError as exc:
+        messages.error(request, str(exc))
+    else:
+        text = f"Undid the bulk action: {undone.restored} grade{pluralize(undone.restored)} put back as they were."
+        if undone.kept:
+            text += f" {undone.kept} changed again since then {pluralize(undone.kept, 'was,were')} kept."
+        messages.success(request, text)
+    next_url = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
+        next_url = reverse("curation:grid")
+    return redirect(next_url)
 
 
 @require_GET
@@ -293,11 +331,41 @@ def pool_detail(request, name: str, version: int):
             "split": split,
             "tier": tier,
             "versions": selectors.pool_versions(pool.name),
-            "max_subject": max((sum(c.values()) for c in balance.by_subject.values()), default=1),
             "taste": getattr(pool, "taste_model", None),  # the reverse one-to-one raises an AttributeError subclass
-            "audit": pool.judge_audits.first(),
+            **_audit_context(pool),
         },
     )
+
+
+def _audit_context(pool: Pool, **extra) -> dict:
+    latest, latest_done = selectors.pool_audits(pool)
+    return {
+        "pool": pool, "audit": latest, "audit_done": latest_done, "recipes": recipe_names(),
+        "few_pairs": selectors.FEW_PAIRS, "max_pairs": audit.MAX_PAIRS, **extra,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+def pool_audit(request, name: str, version: int):
+    """The pool page's judge audit: POST queues one for a score worker; htmx polls its progress
+    here (a page without JavaScript refreshes itself meanwhile)."""
+    pool = get_object_or_404(Pool, name=name, version=version)
+    error = ""
+    if request.method == "POST":
+        try:
+            audit.judge_audit_request(
+                pool=pool, recipe_name=request.POST.get("recipe", ""), pairs=int(request.POST.get("pairs", "20")),
+                created_by=request.user,
+            )
+        except (services.CurationError, UnknownRecipe) as exc:
+            error = str(exc)
+        except ValueError:
+            error = "The number of pairs must be a whole number."
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        return redirect(pool_detail_url(pool))
+    return render(request, "curation/pool.html#audit", _audit_context(pool, audit_error=error), status=400 if error else 200)
 
 
 @require_GET
@@ -341,10 +409,18 @@ def upload(request):
                 curator=request.user,
                 subject=request.POST.get("subject", "").strip()[:120],
             )
+            if report.nothing_importable:
+                error = (
+                    f"Nothing importable: none of the {len(report.rows)} file{pluralize(len(report.rows))} listed "
+                    "below is an image that could be stored."
+                    if report.rows else "Nothing importable: the upload held no file to read."
+                )
     template = "curation/upload.html#report" if request.htmx and request.method == "POST" else "curation/upload.html"
+    # An error answers 400 (no file, too big) or 422 (read, but nothing importable); the page's
+    # script swaps either into the report, so the message always reaches the curator.
+    status = (422 if report is not None else 400) if error else 200
     return render(
-        request, template, {"report": report, "error": error, "subjects": selectors.subjects()},
-        status=400 if error else 200,
+        request, template, {"report": report, "error": error, "subjects": selectors.subjects()}, status=status,
     )
 
 

@@ -1,9 +1,11 @@
 """Shared fixtures: real PostgreSQL (pytest-django), real Redis, real Celery workers."""
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 # Playwright's sync API runs an event loop in the test thread; Django's ORM is still safe
 # there because the loop never runs our code concurrently.
@@ -227,8 +229,34 @@ def chromium():
 
 
 @pytest.fixture
+def screenshot():
+    """screenshot(page, name): the whole page as PNG into $PAINTAPP_SCREENSHOTS (e.g.
+    docs/screenshots, for the README) when that is set; without it nothing is written, so a
+    test run leaves the working tree as it was. Quantised to 128 colours to stay small."""
+    folder = os.environ.get("PAINTAPP_SCREENSHOTS")
+
+    def take(page, name: str) -> None:
+        if folder:
+            from PIL import Image
+
+            path = Path(folder) / f"{name}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            image = Image.open(io.BytesIO(page.screenshot(full_page=True))).convert("RGB")
+            image.quantize(colors=128).save(path, optimize=True)
+
+    return take
+
+
+@pytest.fixture
 def curator(django_user_model):
     return django_user_model.objects.create_user(username="ada", password="watercolour-2026", is_staff=True)
+
+
+@pytest.fixture
+def signed_in(client, curator):
+    """Django's test client, signed in as the curator."""
+    client.force_login(curator)
+    return client
 
 
 @pytest.fixture

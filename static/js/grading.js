@@ -1,23 +1,35 @@
-// Keyboard grading for the focus view. Grades are optimistic in the UI but marked "saved"
-// only once the server confirmed them; failed saves stay visible, are retried with backoff
-// and survive a reload (localStorage) — a grade is never silently dropped.
+// Keyboard grading for the focus view.
+//
+// Every key press is queued and handled in order, one at a time: a grade applies to the
+// painting on screen and the next press waits until the next painting is shown, so fast
+// presses grade consecutive paintings once each, never one painting twice and never skipping
+// one. Grades are optimistic in the UI but marked "saved" only once the server confirmed
+// them; failed saves stay visible, are retried with backoff and survive a reload
+// (localStorage) — a grade is never silently dropped.
 (() => {
   "use strict";
   const root = document.getElementById("focus");
   if (!root) return;
 
-  const ids = JSON.parse(document.getElementById("focus-ids").textContent);
-  const query = root.dataset.query;
-  const gradeUrl = (id) => root.dataset.gradeUrl.replace("/0/", `/${id}/`);
-  const focusUrl = (id) => root.dataset.focusUrl.replace("/0/", `/${id}/`) + (query ? `?${query}` : "");
-  const storeKey = `paintapp.pendingGrades.${root.dataset.user}`;
-  const csrf = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"];
   const $ = (id) => document.getElementById(id);
+  const ids = JSON.parse($("focus-ids").textContent);
+  const query = root.dataset.query;
+  const urlFor = (template, id) => template.replace("/0/", `/${id}/`);
+  const gradeUrl = (id) => urlFor(root.dataset.gradeUrl, id);
+  const focusUrl = (id) => urlFor(root.dataset.focusUrl, id) + (query ? `?${query}` : "");
+  const historyUrl = (id) => urlFor(root.dataset.historyUrl, id);
+  const storeKey = `paintapp.pendingGrades.${root.dataset.user}`;
+  const sessionKey = `paintapp.gradingSession.${root.dataset.user}.${query}`;
+  const csrf = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"];
+  const IMAGE_WAIT_MS = 5000; // a painting that does not load by then is shown as its alt text
 
   const details = new Map(); // id -> reference json
   const saves = new Map(); // id -> {tier, source, status, attempts, timer, inFlight, message}
   const undoStack = []; // {id, previous}
+  const serverGraded = new Set(JSON.parse($("focus-graded").textContent)); // as the server last said
+  const left = new Set(); // paintings passed over going forward in this session (skipped while ungraded)
   let index = Math.max(0, ids.indexOf(Number(root.dataset.current)));
+  let gradedLastAtEnd = null; // the last painting, once a key graded it: more keys would regrade it
 
   // The page was rendered for the current reference: seed its details from the DOM.
   details.set(ids[index], {
@@ -45,6 +57,21 @@
       pending = JSON.parse(localStorage.getItem(storeKey) || "{}");
     } catch (_) { pending = {}; }
     for (const [id, p] of Object.entries(pending)) enqueueSave(Number(id), p.tier, p.source || "keyboard");
+  }
+
+  function persistSession() {
+    try {
+      sessionStorage.setItem(sessionKey, JSON.stringify([...left]));
+    } catch (_) { /* the counter still works for this page */ }
+  }
+
+  function restoreSession() {
+    let stored = [];
+    try {
+      stored = JSON.parse(sessionStorage.getItem(sessionKey) || "[]");
+    } catch (_) { stored = []; }
+    const inWalk = new Set(ids);
+    for (const id of stored) if (inWalk.has(id)) left.add(id);
   }
 
   // ---------------------------------------------------------------- saving
@@ -100,6 +127,9 @@
       s.status = "saved";
       const d = details.get(id);
       if (d) d.tier = outcome.tier;
+      if (outcome.tier) serverGraded.add(id);
+      else serverGraded.delete(id);
+      if (id === ids[index]) loadHistory(id);
     } else if (!outcome.ok && outcome.retry) {
       s.attempts += 1;
       const delay = Math.min(30, 2 ** s.attempts);
@@ -113,6 +143,33 @@
     persist();
     renderRecent();
     refreshState();
+  }
+
+  // ---------------------------------------------------------------- session counter
+  function isGraded(id) {
+    const s = saves.get(id);
+    if (s && s.status !== "error") return Boolean(s.tier); // saving or retrying counts: it will land
+    return serverGraded.has(id);
+  }
+
+  function skipped() {
+    return ids.filter((id) => left.has(id) && !isGraded(id));
+  }
+
+  function renderCounter() {
+    $("graded-count").textContent = ids.filter(isGraded).length;
+    const count = skipped().length;
+    $("skipped-count").textContent = count;
+    $("skipped-box").hidden = count === 0;
+  }
+
+  function nextSkippedIndex() {
+    const waiting = new Set(skipped());
+    for (let step = 1; step <= ids.length; step++) {
+      const i = (index + step) % ids.length;
+      if (waiting.has(ids[i])) return i;
+    }
+    return -1;
   }
 
   // ---------------------------------------------------------------- view
@@ -149,6 +206,12 @@
       state.dataset.state = "idle";
       state.textContent = "Not graded yet";
     }
+    renderCounter();
+  }
+
+  function notice(text) {
+    $("notice").textContent = text;
+    $("notice").hidden = !text;
   }
 
   function renderRecent() {
@@ -164,9 +227,32 @@
       const status = { saving: "saving…", retrying: "saving…", saved: "saved ✓", failed: "not saved — retrying", error: "not saved" }[s.status];
       li.textContent = `#${id} ${label} · ${status}`;
       li.title = s.message || "";
-      li.addEventListener("click", () => go(ids.indexOf(id)));
+      li.addEventListener("click", () => enqueue(() => go(ids.indexOf(id))));
       list.append(li);
     }
+  }
+
+  function setLink(link, targetIndex) {
+    const target = ids[targetIndex];
+    if (target === undefined) {
+      link.removeAttribute("href");
+      link.setAttribute("aria-disabled", "true");
+      link.classList.add("disabled");
+    } else {
+      link.href = focusUrl(target);
+      link.removeAttribute("aria-disabled");
+      link.classList.remove("disabled");
+    }
+  }
+
+  let historyWanted = null;
+  async function loadHistory(id) {
+    historyWanted = id;
+    try {
+      const response = await fetch(historyUrl(id), { credentials: "same-origin" });
+      if (!response.ok || historyWanted !== id || ids[index] !== id) return; // a later painting is shown
+      $("history").outerHTML = await response.text();
+    } catch (_) { /* the history stays as it was; the grade itself is unaffected */ }
   }
 
   async function loadDetails(around) {
@@ -175,24 +261,50 @@
       if (!details.has(ids[i])) want.push(ids[i]);
     }
     if (!want.length) return;
-    const response = await fetch(`${root.dataset.detailsUrl}?ids=${want.join(",")}`, { credentials: "same-origin" });
-    if (!response.ok) return;
-    const data = await response.json();
-    for (const item of data.items) details.set(item.id, item);
+    try {
+      const response = await fetch(`${root.dataset.detailsUrl}?ids=${want.join(",")}`, { credentials: "same-origin" });
+      if (!response.ok) return;
+      const data = await response.json();
+      for (const item of data.items) {
+        if (!details.has(item.id)) details.set(item.id, item);
+        if (item.tier) serverGraded.add(item.id);
+      }
+    } catch (_) { return; /* go() falls back to loading the page */ }
     // Warm the browser cache for the next few paintings.
     for (let i = around + 1; i < Math.min(ids.length, around + 4); i++) {
       const d = details.get(ids[i]);
       if (d) new Image().src = d.image_url;
     }
+    renderCounter();
   }
 
+  function decoded(url) {
+    const image = new Image();
+    image.src = url;
+    const timeout = new Promise((resolve) => setTimeout(resolve, IMAGE_WAIT_MS));
+    return Promise.race([image.decode().catch(() => {}), timeout]);
+  }
+
+  // Show ids[newIndex]: the painting, its labels, links, history and the address change together,
+  // once its image is decoded, so what is on screen is what the next key press applies to.
   async function go(newIndex) {
     if (newIndex < 0 || newIndex >= ids.length) return;
-    index = newIndex;
-    const id = ids[index];
-    if (!details.has(id)) await loadDetails(index);
+    const id = ids[newIndex];
+    if (!details.has(id)) await loadDetails(newIndex);
     const d = details.get(id);
-    if (!d) { window.location.href = focusUrl(id); return; }
+    if (!d) {
+      window.location.href = focusUrl(id);
+      return new Promise(() => {}); // the page is leaving: hold later keys (pending saves are stored)
+    }
+    await decoded(d.image_url);
+    const leaving = ids[index];
+    if (newIndex > index && !isGraded(leaving)) { // passed over on the way forward: skipped
+      left.add(leaving);
+      persistSession();
+    }
+    index = newIndex;
+    gradedLastAtEnd = null;
+    notice("");
     $("focus-img").src = d.image_url;
     $("focus-img").alt = d.subject || "reference";
     root.dataset.current = id;
@@ -202,40 +314,72 @@
     $("code-source").textContent = d.source || "";
     $("code-seed").textContent = d.seed !== null && d.seed !== undefined ? `seed ${d.seed}` : "";
     $("code-panel").hidden = !d.source;
+    $("grade-form").action = gradeUrl(id);
+    $("grade-next").value = focusUrl(ids[index + 1] ?? id);
+    setLink($("prev-link"), index - 1);
+    setLink($("next-link"), index + 1);
     document.title = `Grade #${id} · Paint with Code Studio`;
     history.replaceState(null, "", focusUrl(id));
     refreshState();
+    loadHistory(id);
     loadDetails(index);
   }
 
-  function grade(tier) {
+  async function grade(tier, { fromKey }) {
     const id = ids[index];
+    if (fromKey && gradedLastAtEnd === id) {
+      notice("That was the last painting of this list. Press ← to go back, or click a grade to change this one.");
+      return;
+    }
     const d = details.get(id) || {};
     const s = saves.get(id);
     const previous = s && s.status !== "saved" ? s.tier : (d.tier || null);
     undoStack.push({ id, previous });
-    enqueueSave(id, tier, "keyboard");
-    // Auto-advance after a beat, so the click is seen.
-    if (index < ids.length - 1) setTimeout(() => go(index + 1), 120);
+    enqueueSave(id, tier, fromKey ? "keyboard" : "ui");
+    if (index < ids.length - 1) {
+      await go(index + 1);
+    } else {
+      gradedLastAtEnd = id;
+      const waiting = skipped().length;
+      notice(`End of the list.${waiting ? ` ${waiting} skipped: press s to grade them.` : ""}`);
+    }
   }
 
-  function undo() {
+  async function undo() {
     const last = undoStack.pop();
     if (!last) return;
-    go(ids.indexOf(last.id)).then(() => enqueueSave(last.id, last.previous, "undo"));
+    await go(ids.indexOf(last.id));
+    enqueueSave(last.id, last.previous, "undo");
   }
 
-  // ---------------------------------------------------------------- input
-  document.getElementById("grade-form").addEventListener("click", (event) => {
+  async function goToSkipped() {
+    const target = nextSkippedIndex();
+    if (target < 0) notice("Nothing skipped.");
+    else await go(target);
+  }
+
+  // ---------------------------------------------------------------- input, in order
+  let queue = Promise.resolve();
+  function enqueue(action) {
+    queue = queue.then(action).catch((error) => console.error("focus view:", error));
+  }
+
+  $("grade-form").addEventListener("click", (event) => {
     const button = event.target.closest("button.grade");
     if (!button) return;
     event.preventDefault();
-    grade(button.dataset.tier);
+    enqueue(() => grade(button.dataset.tier, { fromKey: false }));
   });
   for (const [linkId, step] of [["prev-link", -1], ["next-link", 1]]) {
-    const link = $(linkId);
-    if (link) link.addEventListener("click", (event) => { event.preventDefault(); go(index + step); });
+    $(linkId).addEventListener("click", (event) => {
+      event.preventDefault();
+      enqueue(() => go(index + step));
+    });
   }
+  $("skipped-link").addEventListener("click", (event) => {
+    event.preventDefault();
+    enqueue(goToSkipped);
+  });
 
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
@@ -243,22 +387,31 @@
     const dialog = $("shortcuts");
     if (dialog.open && event.key !== "?") return;
     const actions = {
-      1: () => grade("love"),
-      2: () => grade("okay"),
-      3: () => grade("reject"),
+      1: () => grade("love", { fromKey: true }),
+      2: () => grade("okay", { fromKey: true }),
+      3: () => grade("reject", { fromKey: true }),
       ArrowRight: () => go(index + 1),
       j: () => go(index + 1),
       ArrowLeft: () => go(index - 1),
       k: () => go(index - 1),
+      s: goToSkipped,
       u: undo,
-      c: () => { const p = $("code-panel"); if (!p.hidden) p.open = !p.open; },
-      "?": () => (dialog.open ? dialog.close() : dialog.showModal()),
     };
-    const action = actions[event.key];
-    if (action) {
-      event.preventDefault();
-      action();
+    if (event.key === "c" || event.key === "?") {
+      event.preventDefault(); // these only show things: no need to wait for the queue
+      if (event.key === "?") {
+        if (dialog.open) dialog.close();
+        else dialog.showModal();
+      } else if (!$("code-panel").hidden) {
+        $("code-panel").open = !$("code-panel").open;
+      }
+      return;
     }
+    const action = actions[event.key];
+    if (!action) return;
+    event.preventDefault();
+    if (event.repeat) return; // a key held down is one press, not a grade for every painting it passes
+    enqueue(action);
   });
 
   window.addEventListener("beforeunload", (event) => {
@@ -268,6 +421,7 @@
     }
   });
 
+  restoreSession();
   restorePending();
   loadDetails(index);
   refreshState();

@@ -32,4 +32,36 @@
     progress.value = Math.round((event.detail.loaded / event.detail.total) * 100);
   });
   document.body.addEventListener("htmx:afterRequest", () => { progress.hidden = true; });
+
+  // htmx leaves 4xx/5xx answers unswapped by default, which hid the server's message (no file
+  // chosen, too big, nothing importable). Our report fragment is swapped in whatever its
+  // status; any other error page becomes a one-line message in the report's place.
+  const showError = (text) => {
+    const section = document.createElement("section");
+    section.id = "report";
+    section.dataset.status = "error";
+    const message = document.createElement("p");
+    message.className = "error card";
+    message.id = "upload-error";
+    message.setAttribute("role", "alert");
+    message.textContent = text;
+    section.append(message);
+    document.getElementById("report").replaceWith(section);
+  };
+  document.body.addEventListener("htmx:beforeSwap", (event) => {
+    const xhr = event.detail.xhr;
+    if (event.detail.target.id !== "report" || xhr.status < 400) return;
+    if (/^\s*<section id="report"/.test(xhr.responseText)) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    } else {
+      event.detail.shouldSwap = false;
+      const plain = (xhr.getResponseHeader("Content-Type") || "").startsWith("text/plain");
+      const detail = plain ? `: ${xhr.responseText.slice(0, 300)}` : ` (${xhr.statusText || "error"})`;
+      showError(`The upload failed: the server answered ${xhr.status}${detail}`);
+    }
+  });
+  document.body.addEventListener("htmx:sendError", (event) => {
+    if (event.detail.elt.id === "upload-form") showError("The upload failed: the server could not be reached.");
+  });
 })();

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import zipfile
 
 from PIL import Image
 
@@ -24,9 +25,20 @@ def png_bytes(color: tuple[int, int, int] | None = None, size: int = 32) -> byte
     return out.getvalue()
 
 
-def make_reference(subject: str = "a peach hibiscus", provenance: str = "upload", source: str = "", **kw) -> Reference:
+def zip_of(files: dict[str, bytes | str]) -> bytes:
+    """A zip holding these {name: content} entries."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            archive.writestr(zipfile.ZipInfo(name), content)
+    return out.getvalue()
+
+
+def make_reference(
+    subject: str = "a peach hibiscus", provenance: str = "upload", source: str = "", size: int = 32, **kw
+) -> Reference:
     reference, _ = reference_create(
-        png=png_bytes(), width=32, height=32, provenance=provenance, subject=subject, source=source, **kw
+        png=png_bytes(size=size), width=size, height=size, provenance=provenance, subject=subject, source=source, **kw
     )
     return reference
 

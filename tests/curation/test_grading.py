@@ -1,11 +1,11 @@
-"""Grades: idempotent upserts, full history, undo, bulk over the whole filter result."""
+"""Grades: idempotent upserts, full history, undo, bulk over the whole filter result and its undo."""
 from __future__ import annotations
 
 import pytest
 
 from curation.models import Grade, GradeEvent
 from curation.selectors import ReferenceFilter, reference_list, tier_counts
-from curation.services import CurationError, grade_bulk, grade_set
+from curation.services import CurationError, grade_bulk, grade_bulk_undo, grade_set
 from tests.curation.factories import make_reference
 
 pytestmark = pytest.mark.django_db
@@ -57,8 +57,32 @@ def test_bulk_grading_applies_to_the_whole_filter_result_not_a_page(curator):
     roses = [make_reference(subject="a rose") for _ in range(30)]
     make_reference(subject="a poppy")
     grade_set(reference=roses[0], curator=curator, tier="okay")
-    changed = grade_bulk(curator=curator, flt=ReferenceFilter(subject="a rose", tier="ungraded"), tier="reject")
-    assert changed == 29
+    batch = grade_bulk(curator=curator, flt=ReferenceFilter(subject="a rose", tier="ungraded"), tier="reject")
+    assert (batch.matched, batch.changed) == (29, 29)
     counts = tier_counts(curator=curator)
     assert counts == {"love": 0, "okay": 1, "reject": 29, "ungraded": 1, "all": 31}
     assert GradeEvent.objects.filter(source="bulk").count() == 29
+
+
+def test_undoing_a_bulk_action_puts_back_exactly_the_grades_it_replaced(curator, django_user_model):
+    refs = [make_reference(subject="a rose") for _ in range(5)]
+    before = ["love", None, "reject", "okay", None]
+    for reference, tier in zip(refs, before):
+        if tier:
+            grade_set(reference=reference, curator=curator, tier=tier)
+    other = django_user_model.objects.create_user("grace")
+    grade_set(reference=refs[1], curator=other, tier="love")  # another curator's grade is not touched
+    batch = grade_bulk(curator=curator, flt=ReferenceFilter(subject="a rose"), tier="okay")
+    assert (batch.matched, batch.changed) == (5, 4)
+    grade_set(reference=refs[4], curator=curator, tier="love")  # changed again after the bulk action
+
+    undone = grade_bulk_undo(batch=batch, curator=curator)
+    assert (undone.restored, undone.kept) == (3, 1)
+    now = dict(Grade.objects.filter(curator=curator).values_list("reference_id", "tier"))
+    assert [now.get(r.id) for r in refs] == ["love", None, "reject", "okay", "love"]
+    assert Grade.objects.get(curator=other).tier == "love"
+    assert GradeEvent.objects.filter(source="undo").count() == 3
+    with pytest.raises(CurationError, match="already undone"):
+        grade_bulk_undo(batch=batch, curator=curator)
+    with pytest.raises(CurationError, match="only the curator"):
+        grade_bulk_undo(batch=grade_bulk(curator=curator, flt=ReferenceFilter(), tier=None), curator=other)

@@ -25,12 +25,6 @@ def pool(curator):
     return make_pool(curator, name="roses", love=3, okay=3, reject=0, eval_share=0.2, subject="a rose {i}")
 
 
-@pytest.fixture
-def signed_in(client, curator):
-    client.force_login(curator)
-    return client
-
-
 def page_url(pool) -> str:
     return reverse("curation:pool-export", args=[pool.name, pool.version])
 

@@ -21,7 +21,7 @@ from curation.importing import import_path, import_uploads
 from curation.models import Grade, GradeEvent, Pool, Reference
 from curation.selectors import pool_balance
 from curation.services import CurationError, grade_set, pool_freeze, pool_restore, reference_create
-from tests.curation.factories import png_bytes
+from tests.curation.factories import png_bytes, zip_of
 
 pytestmark = pytest.mark.django_db
 
@@ -47,13 +47,6 @@ def write_files(root: Path, files: dict[str, bytes | str]) -> Path:
         path.write_bytes(content.encode() if isinstance(content, str) else content)
     return root
 
-
-def zip_of(files: dict[str, bytes | str]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, content in files.items():
-            archive.writestr(zipfile.ZipInfo(name), content)
-    return out.getvalue()
 
 
 def jsonl(*rows: dict) -> str:
@@ -92,7 +85,7 @@ def test_a_folder_with_sketches_metadata_and_grades_becomes_graded_references(cu
     assert grades == {"hibiscus.png": "love", "rose.jpg": "okay", "iris.png": "reject"}
     assert set(GradeEvent.objects.values_list("source", flat=True)) == {"import"}
     assert all(default_storage.exists(reference.image) for reference in Reference.objects.all())
-    assert "3 created" in report.summary()
+    assert "3 imported" in report.summary()
 
 
 def test_a_zip_imports_like_a_folder_even_inside_a_top_level_folder(curator, tmp_path):
@@ -103,7 +96,11 @@ def test_a_zip_imports_like_a_folder_even_inside_a_top_level_folder(curator, tmp
         "__MACOSX/batch/._a.png": b"resource fork", "batch/.DS_Store": b"finder",
     }))
     report = import_path(archive, curator=curator)
-    assert (report.created, report.graded, report.rejected, report.skipped) == (2, 2, 0, 0)
+    assert (report.created, report.graded, report.rejected) == (2, 2, 0)
+    # System files are listed (once per system folder), never read.
+    assert {name: row for name, row in statuses(report).items() if row[0] == "skipped"} == {
+        "__MACOSX/": ("skipped", "system_file"), "batch/.DS_Store": ("skipped", "system_file"),
+    }
     assert Reference.objects.get(original_name="a.png").source == SKETCH
 
 

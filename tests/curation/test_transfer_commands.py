@@ -66,7 +66,7 @@ def test_import_refs_lists_each_rejected_file_and_ends_with_the_summary(curator,
     out, _ = run("import_refs", str(folder), "--curator", "ada", "--subject", "a poppy")
     lines = out.strip().splitlines()
     assert "rejected  broken.png" in lines[0] and "[not_an_image]" in lines[0]
-    assert lines[-1] == "2 created, 0 duplicates, 1 graded, 1 rejected"
+    assert lines[-1] == "2 imported, 0 duplicates, 1 graded, 1 rejected"
     assert set(Reference.objects.values_list("subject", flat=True)) == {"a poppy"}
     assert Grade.objects.get(curator=curator).tier == "love"
 
@@ -231,7 +231,7 @@ def test_the_commands_exit_with_their_codes_in_a_real_process(tmp_path, fresh_st
     assert refused.returncode == 1 and "unsafe_path" in refused.stdout
     folder = write_files(tmp_path / "batch", {"a.png": png_bytes(), "bad.png": "text"})
     ran = fresh_studio("import_refs", str(folder), "--curator", "grace", check=False)
-    assert ran.returncode == 0 and "1 created" in ran.stdout and "bad.png" in ran.stdout
+    assert ran.returncode == 0 and "1 imported" in ran.stdout and "bad.png" in ran.stdout
 
 
 def test_export_pool_exits_1_and_leaves_nothing_when_a_stored_image_is_missing(curator, tmp_path, media_root):

@@ -11,12 +11,6 @@ from tests.curation.factories import make_reference
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def signed_in(client, curator):
-    client.force_login(curator)
-    return client
-
-
 def test_the_grid_filters_server_side_and_shows_counts_per_tier(signed_in, curator):
     refs = [make_reference(subject="a rose") for _ in range(3)] + [make_reference(subject="a poppy")]
     grade_set(reference=refs[0], curator=curator, tier="love")
@@ -108,6 +102,22 @@ def test_bulk_grading_asks_for_confirmation_with_the_count_then_applies(signed_i
     assert Grade.objects.filter(curator=curator, tier="reject").count() == len(refs)
 
 
+def test_the_grid_offers_to_undo_the_last_bulk_action_until_it_is_undone(signed_in, curator):
+    refs = [make_reference(subject="a rose") for _ in range(3)]
+    grade_set(reference=refs[0], curator=curator, tier="love")
+    signed_in.post(reverse("curation:bulk"), {"subject": "a rose", "bulk_tier": "reject", "confirm_count": "3"})
+    grid = signed_in.get(reverse("curation:grid"))
+    batch = grid.context["last_bulk"]
+    assert "<b>3</b> references marked reject" in grid.content.decode()
+    undone = signed_in.post(reverse("curation:bulk-undo", args=[batch.id]), {"next": "/pools/references/?subject=a+rose"}, follow=True)
+    assert undone.redirect_chain == [("/pools/references/?subject=a+rose", 302)]
+    assert "Undid the bulk action: 3 grades put back as they were." in undone.content.decode()
+    assert dict(Grade.objects.values_list("reference_id", "tier")) == {refs[0].id: "love"}
+    assert undone.context["last_bulk"] is None
+    again = signed_in.post(reverse("curation:bulk-undo", args=[batch.id]), follow=True)
+    assert "already undone" in again.content.decode()
+
+
 def test_a_bulk_confirmation_for_a_changed_selection_is_asked_again(signed_in):
     for _ in range(3):
         make_reference(subject="a rose")
@@ -157,6 +167,33 @@ def test_pool_pages_show_balance_members_and_diffs(signed_in, curator):
     assert b"v2" in listing.content
 
 
+def test_the_home_page_says_whose_grades_it_counts_and_switches_to_a_pools_grader(signed_in, curator, django_user_model):
+    demo = django_user_model.objects.create_user("demo-curator")
+    refs = [make_reference() for _ in range(5)]
+    for reference, tier in zip(refs, ["love", "love", "okay", "reject"]):
+        grade_set(reference=reference, curator=demo, tier=tier)
+    pool_freeze(name="demo", curator=demo, eval_share=0.4)
+    mine = signed_in.get(reverse("curation:pools")).content.decode()
+    assert "Your grades" in mine and "5 references · 5 still ungraded" in mine
+    assert "The pools below also hold grades of" in mine and '<a href="?grader=demo-curator">demo-curator</a>' in mine
+    assert "<th>Tiers</th><th>Split (train / eval)</th>" in mine
+    assert '<td class="small">2 / 1</td>' in mine  # 3 members: two train, one eval
+    theirs = signed_in.get(reverse("curation:pools"), {"grader": "demo-curator"}, headers={"HX-Request": "true"})
+    fragment = theirs.content.decode()
+    assert fragment.lstrip().startswith('<section class="card gradestrip" id="grades">')
+    assert "Grades of demo-curator" in fragment and "5 references · 1 still ungraded by demo-curator" in fragment
+
+
+def test_subject_bars_are_as_long_as_their_counts_compared_with_the_largest(signed_in, curator):
+    for subject, n in (("a rose", 8), ("an iris", 4)):
+        for _ in range(n):
+            grade_set(reference=make_reference(subject=subject), curator=curator, tier="love")
+    pool = pool_freeze(name="p", curator=curator, tiers=["love"])
+    html = signed_in.get(reverse("curation:pool", args=[pool.name, pool.version])).content.decode()
+    rose, iris = (html[html.index(f'data-subject="{s}"'):][:400] for s in ("a rose", "an iris"))
+    assert 'style="width: 100.0%"' in rose and 'style="width: 50.0%"' in iris
+
+
 def test_images_and_thumbnails_are_served_with_long_caching(signed_in):
     reference = make_reference()
     png = signed_in.get(reverse("curation:image", args=[reference.sha256]))
@@ -183,7 +220,7 @@ def test_uploading_images_and_a_bad_file_stores_the_good_and_reports_the_bad(sig
     report = response.context["report"]
     assert (report.created, report.rejected) == (1, 1)
     html = response.content.decode()
-    assert "not_an_image" in html and "1 created" in html
+    assert "not_an_image" in html and "1 imported" in html
     from curation.models import Reference
 
     assert list(Reference.objects.values_list("subject", "provenance")) == [("a rose", "upload")]
@@ -192,3 +229,36 @@ def test_uploading_images_and_a_bad_file_stores_the_good_and_reports_the_bad(sig
 def test_uploading_nothing_is_a_clear_error(signed_in):
     response = signed_in.post(reverse("curation:upload"), {})
     assert response.status_code == 400 and "at least one" in response.content.decode()
+    fragment = signed_in.post(reverse("curation:upload"), {}, headers={"HX-Request": "true"}).content.decode()
+    assert fragment.lstrip().startswith('<section id="report" data-status="error">')  # what the page swaps in
+
+
+def test_the_upload_report_lists_every_file_of_a_zip_with_its_outcome(signed_in):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.curation.factories import png_bytes, zip_of
+
+    same = png_bytes()
+    archive = zip_of({"a.png": same, "b.png": same, "notes.txt": "to do", "bad.png": "no pixels", ".DS_Store": "x"})
+    response = signed_in.post(reverse("curation:upload"), {"files": [SimpleUploadedFile("batch.zip", archive)]})
+    assert response.status_code == 200
+    outcomes = {row.name: (row.outcome, row.code) for row in response.context["report"].rows}
+    assert outcomes == {
+        "batch.zip:a.png": ("imported", ""), "batch.zip:b.png": ("duplicate", "duplicate"),
+        "batch.zip:bad.png": ("rejected", "not_an_image"), "batch.zip:notes.txt": ("ignored", "unsupported_file"),
+        "batch.zip:.DS_Store": ("ignored", "system_file"),
+    }
+    assert "notes.txt is not an image, sketch or metadata file; ignored" in response.content.decode()
+
+
+def test_an_upload_with_nothing_importable_is_an_error_that_still_lists_each_file(signed_in):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.curation.factories import zip_of
+
+    archive = zip_of({"notes.txt": "to do", "broken.png": "no pixels"})
+    response = signed_in.post(reverse("curation:upload"), {"files": [SimpleUploadedFile("batch.zip", archive)]})
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert "Nothing importable: none of the 2 files listed below is an image that could be stored." in html
+    assert "batch.zip:notes.txt" in html and "batch.zip:broken.png" in html

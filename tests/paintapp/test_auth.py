@@ -6,6 +6,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
+from curation.demo import ensure_demo_curator
+
 pytestmark = pytest.mark.django_db
 
 
@@ -50,10 +52,17 @@ def var_dir(settings, tmp_path):
 def test_the_demo_curator_command_creates_a_superuser_and_prints_its_password(capsys, django_user_model, var_dir):
     call_command("demo_curator", password="demo-pass-123")
     out = capsys.readouterr().out
-    assert "user name: curator" in out and "demo-pass-123" in out
-    user = django_user_model.objects.get(username="curator")
+    assert "user name: demo-curator" in out and "demo-pass-123" in out
+    user = django_user_model.objects.get(username="demo-curator")  # the grader of the demo pool
     assert user.is_superuser and user.check_password("demo-pass-123")
-    assert (var_dir / "demo-curator.txt").read_text() == "curator:demo-pass-123\n"
+    assert (var_dir / "demo-curator.txt").read_text() == "demo-curator:demo-pass-123\n"
+
+
+def test_the_demo_signs_in_as_the_account_that_grades_the_demo_pool(django_user_model, var_dir):
+    call_command("demo_curator", password="demo-pass-123")
+    grader = ensure_demo_curator()  # what seed_pool --demo-grades grades as
+    assert grader.username == "demo-curator" and grader.check_password("demo-pass-123")
+    assert django_user_model.objects.count() == 1
 
 
 def test_the_demo_curator_keeps_its_password_across_runs(capsys, django_user_model, var_dir):
@@ -62,10 +71,10 @@ def test_the_demo_curator_keeps_its_password_across_runs(capsys, django_user_mod
     call_command("demo_curator")
     assert (var_dir / "demo-curator.txt").read_text() == first
     password = first.strip().partition(":")[2]
-    assert django_user_model.objects.get(username="curator").check_password(password)
+    assert django_user_model.objects.get(username="demo-curator").check_password(password)
 
 
 def test_the_admin_is_reachable_for_the_demo_curator(client, django_user_model, var_dir):
     call_command("demo_curator", password="demo-pass-123")
-    client.login(username="curator", password="demo-pass-123")
+    client.login(username="demo-curator", password="demo-pass-123")
     assert client.get("/admin/").status_code == 200

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from curation.audit import judge_audit_run
+from curation.audit import NO_PAIRS, judge_audit_run
 from curation.models import Pool
 from curation.selectors import pool_get
 from painting.judging import judge_for
@@ -34,7 +34,7 @@ class Command(BaseCommand):
             )
         r = audit.results
         if not r["pairs"]:
-            raise CommandError("the pool's eval split has no pair of different tiers to audit", returncode=2)
+            raise CommandError(NO_PAIRS, returncode=2)
         self.stdout.write(self.style.SUCCESS(f"Audit of the {chosen_recipe.judge} judge on {frozen.label}: {r['judged']} of {r['pairs']} pairs judged"))
         for key, label in (("self_agreement", "self-agreement"), ("order_bias", "order bias"), ("accuracy", "accuracy vs held-out grades")):
             value = r[key]

@@ -1,4 +1,9 @@
-"""Create (or reuse) the demo curator account and print its credentials."""
+"""Create (or reuse) the demo curator account and print its credentials.
+
+The account is `demo-curator`, the one whose rule-based grades make the demo pool
+(curation/demo.py), so the studio opens on the grades its pools hold; grading in the demo
+takes over from the rule.
+"""
 from __future__ import annotations
 
 import secrets
@@ -8,14 +13,14 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-DEMO_USERNAME = "curator"
+from curation.demo import DEMO_CURATOR, DEMO_NAMES
 
 
 class Command(BaseCommand):
     help = "Create the demo curator (a superuser for the local studio) and print how to sign in."
 
     def add_arguments(self, parser):
-        parser.add_argument("--username", default=DEMO_USERNAME)
+        parser.add_argument("--username", default=DEMO_CURATOR, help=f"default: {DEMO_CURATOR}, the grader of the demo pool")
         parser.add_argument("--password", default=None, help="default: a random one, kept in var/demo-curator.txt")
 
     def handle(self, *args, username: str, password: str | None, **options):
@@ -27,7 +32,8 @@ class Command(BaseCommand):
         password = password or secrets.token_urlsafe(12)
 
         User = get_user_model()
-        user, created = User.objects.get_or_create(username=username, defaults={"email": f"{username}@localhost"})
+        names = DEMO_NAMES if username == DEMO_CURATOR else {}
+        user, created = User.objects.get_or_create(username=username, defaults={"email": f"{username}@localhost", **names})
         user.is_staff = True
         user.is_superuser = True
         user.set_password(password)

@@ -13,7 +13,7 @@ from curation.services import CurationError
 from paintapp.progress import progress_bar
 
 USAGE_ERROR = 2  # bad arguments: nothing was attempted
-REFUSED = 1  # the folder or archive as a whole was refused: nothing of it was stored
+REFUSED = 1  # the folder or archive was refused, or held nothing importable: nothing of it was stored
 
 
 class Command(BaseCommand):
@@ -59,6 +59,8 @@ class Command(BaseCommand):
             self._write_listing(report)
         if report.refused:
             raise CommandError("the import was refused; nothing from it was stored", returncode=REFUSED)
+        if report.nothing_importable:
+            raise CommandError(f"nothing importable in {source}: no image could be stored", returncode=REFUSED)
 
     def _curator(self, username: str | None):
         User = get_user_model()
@@ -82,7 +84,7 @@ class Command(BaseCommand):
             elif row.status == "duplicate":
                 self.stdout.write(f"  duplicate {row.name}: {row.message}")
             elif row.status == "skipped":
-                self.stdout.write(self.style.WARNING(f"  skipped   {row.name}: {row.message}"))
+                self.stdout.write(self.style.WARNING(f"  ignored   {row.name}: {row.message}"))
             elif row.message:
                 self.stdout.write(f"  note      {row.name}: {row.message}")
         if report.pool_error:
