@@ -4,10 +4,10 @@ from __future__ import annotations
 import logging
 import time
 
-from django.db import close_old_connections
 from django.utils import timezone
 from transformers import TrainerCallback
 
+from paintapp.db import outlasting_restarts
 from training import metrics as keys
 from training.models import Run, Step
 from training.rewarding import PaintingReward
@@ -31,9 +31,9 @@ class RunCallback(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
-            Run.objects.filter(id=self.run_id, status=Run.Status.QUEUED).update(
+            outlasting_restarts(lambda: Run.objects.filter(id=self.run_id, status=Run.Status.QUEUED).update(
                 status=Run.Status.RUNNING, started_at=timezone.now()
-            )
+            ), what="marking the run running")
 
     def on_step_begin(self, args, state, control, **kwargs):
         self.step_started = time.monotonic()
@@ -42,7 +42,6 @@ class RunCallback(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs or "train_runtime" in logs:
             return  # the end-of-training summary is not a step
-        close_old_connections()  # hours-long task: never use a connection the server dropped
         step = state.global_step
         metrics = {k: _clean(v) for k, v in logs.items()}
         record = self.reward.last
@@ -55,17 +54,22 @@ class RunCallback(TrainerCallback):
             metrics[keys.UPDATE_S] = max(0.0, step_time - reward_s - generation_s)
             metrics[keys.STEP_S] = step_time
             metrics[keys.OTHER_S] = max(0.0, step_time - spent - metrics[keys.UPDATE_S])
-        Step.objects.update_or_create(
-            run_id=self.run_id, step=step,
-            defaults={"metrics": metrics, "reward_mean": metrics.get(keys.REWARD), "reward_std": metrics.get(keys.REWARD_STD)},
-        )
-        Run.objects.filter(id=self.run_id).update(steps_done=step)
+
+        def write() -> None:
+            Step.objects.update_or_create(
+                run_id=self.run_id, step=step,
+                defaults={"metrics": metrics, "reward_mean": metrics.get(keys.REWARD),
+                          "reward_std": metrics.get(keys.REWARD_STD)},
+            )
+            Run.objects.filter(id=self.run_id).update(steps_done=step)
+
+        outlasting_restarts(write, what=f"writing step {step}")
 
     def on_step_end(self, args, state, control, **kwargs):
         if not state.is_world_process_zero:
             return
-        close_old_connections()
-        if Run.objects.filter(id=self.run_id, stop_requested=True).exists():
+        if outlasting_restarts(lambda: Run.objects.filter(id=self.run_id, stop_requested=True).exists(),
+                               what="reading the stop flag"):
             log.info("run %s: stop requested, ending after step %s", self.run_id, state.global_step)
             control.should_training_stop = True
             control.should_save = True  # a checkpoint to resume from

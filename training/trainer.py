@@ -18,6 +18,7 @@ from pathlib import Path
 from django.db import close_old_connections
 from django.utils import timezone
 
+from paintapp.db import outlasting_restarts
 from paintapp.env.prompts import build_messages, make_subject
 from training.config import RunArguments
 from training.models import Rollout, Run, Step
@@ -136,20 +137,20 @@ def train_run(run_id: int, *, resume: bool = False) -> str:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         trainer.save_model(str(Path(run.output_dir) / ADAPTER_DIR))
     except Exception as exc:  # noqa: BLE001 - the run records why it failed
-        close_old_connections()
         log.exception("run %s failed", run_id)
-        Run.objects.filter(id=run.id).update(
-            status=Run.Status.FAILED, finished_at=timezone.now(),
-            error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()[-4000:]}",
-        )
+        error = f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()[-4000:]}"
+        outlasting_restarts(lambda: Run.objects.filter(id=run.id).update(
+            status=Run.Status.FAILED, finished_at=timezone.now(), error=error,
+        ), what="recording the run's failure")
         return Run.Status.FAILED
-    close_old_connections()
-    run.refresh_from_db()
+    outlasting_restarts(run.refresh_from_db, what="reading the run's stop flag")
     status = Run.Status.STOPPED if run.stop_requested else Run.Status.FINISHED
-    Run.objects.filter(id=run.id).update(steps_done=trainer.state.global_step)
+    outlasting_restarts(lambda: Run.objects.filter(id=run.id).update(steps_done=trainer.state.global_step),
+                        what="recording the run's steps")
     if status == Run.Status.FINISHED:
         _evaluate(run, trainer)
-    Run.objects.filter(id=run.id).update(status=status, finished_at=timezone.now())
+    outlasting_restarts(lambda: Run.objects.filter(id=run.id).update(status=status, finished_at=timezone.now()),
+                        what="recording the run's end")
     return status
 
 
