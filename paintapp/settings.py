@@ -182,10 +182,10 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_SEND_TASK_EVENTS = False
 # A broker restart: a worker whose task ends while Redis is away stores the result when it is
-# back (exponential waits, ~1 min in all) instead of losing it, and a running task is never
-# cancelled for the lost connection (Celery 6 flips that default): a days-long training run
-# keeps going, and its late ack goes to the restarted broker.
-CELERY_RESULT_BACKEND_ALWAYS_RETRY = True
+# back (exponential waits, ~1 min in all; turned on for workers only, in paintapp/celery.py)
+# instead of losing it, and a running task is never cancelled for the lost connection (Celery 6
+# flips that default): a days-long training run keeps going, and its late ack goes to the
+# restarted broker.
 CELERY_RESULT_BACKEND_MAX_RETRIES = 20
 CELERY_RESULT_BACKEND_BASE_SLEEP_BETWEEN_RETRIES_MS = 100
 CELERY_RESULT_BACKEND_MAX_SLEEP_BETWEEN_RETRIES_MS = 5000
