@@ -8,13 +8,15 @@
 
 Loaded as Celery's Django guide says: `paintapp/__init__.py` imports this app, so it exists
 before any `@shared_task` is defined; tasks are found in each app's `tasks.py`. Time limits
-are set on the tasks themselves, and worker signals are connected in the apps' `ready()`.
+are set on the tasks themselves; an app connects its worker signals in its `ready()`, and the
+project's own one is at the end of this module.
 """
 from __future__ import annotations
 
 import os
 
 from celery import Celery
+from celery.signals import celeryd_init
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "paintapp.settings")
@@ -38,3 +40,10 @@ app.conf.task_routes = {
     "curation.tasks.*": {"queue": "score"},
 }
 app.autodiscover_tasks()
+
+
+@celeryd_init.connect
+def _store_results_across_broker_restarts(conf=None, **_kwargs) -> None:
+    """A worker retries storing a result while Redis restarts (the waits are in settings). Not
+    the web process: a page reading a result must fail fast, never wait a minute."""
+    conf.result_backend_always_retry = True

@@ -182,6 +182,15 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_SEND_TASK_EVENTS = False
+# A broker restart: a worker whose task ends while Redis is away stores the result when it is
+# back (exponential waits, ~1 min in all; turned on for workers only, in paintapp/celery.py)
+# instead of losing it, and a running task is never cancelled for the lost connection (Celery 6
+# flips that default): a days-long training run keeps going, and its late ack goes to the
+# restarted broker.
+CELERY_RESULT_BACKEND_MAX_RETRIES = 20
+CELERY_RESULT_BACKEND_BASE_SLEEP_BETWEEN_RETRIES_MS = 100
+CELERY_RESULT_BACKEND_MAX_SLEEP_BETWEEN_RETRIES_MS = 5000
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 if SERVICES.broker_mode == "redis":
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": TRAIN_TIME_LIMIT_S + 3600}
     CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"visibility_timeout": TRAIN_TIME_LIMIT_S + 3600}

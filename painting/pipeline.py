@@ -170,6 +170,11 @@ class Executor(Protocol):
     def score(self, calls: list[dict], *, deadline_s: float, progress: Callable[[int], None]) -> list[Any]: ...
 
 
+# Sending a stage rides out a broker restart (seconds) instead of failing the whole step
+# after Celery's default 0.6 s of retries: up to ~30 s, before the stage's deadline starts.
+SEND_RETRY_POLICY = {"max_retries": 30, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
+
+
 class Workers:
     """Renders on the `render` queue and scores on the `score` queue, all of a stage at once.
 
@@ -201,7 +206,7 @@ class Workers:
 
     def _fan_out(self, task, calls, deadline_s, progress) -> list[Any]:
         expires = deadline_s if math.isfinite(deadline_s) else None
-        job = group(task.s(**call) for call in calls).apply_async(expires=expires)
+        job = group(task.s(**call) for call in calls).apply_async(expires=expires, retry_policy=SEND_RETRY_POLICY)
         deadline = time.monotonic() + deadline_s
         outcomes: list[Any] = []
         pending: list[int] = []

@@ -5,11 +5,11 @@ import logging
 import time
 from pathlib import Path
 
-from django.db import close_old_connections
 from django.utils import timezone
 from transformers import TrainerCallback
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
+from paintapp.db import outlasting_restarts
 from training import metrics as keys
 from training.checkpoints import seal
 from training.models import Run, Step
@@ -35,9 +35,9 @@ class RunCallback(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
-            Run.objects.filter(id=self.run_id, status=Run.Status.QUEUED).update(
+            outlasting_restarts(lambda: Run.objects.filter(id=self.run_id, status=Run.Status.QUEUED).update(
                 status=Run.Status.RUNNING, started_at=timezone.now()
-            )
+            ), what="marking the run running")
 
     def on_step_begin(self, args, state, control, **kwargs):
         self.step_started = time.monotonic()
@@ -46,7 +46,6 @@ class RunCallback(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs or "train_runtime" in logs:
             return  # the end-of-training summary is not a step
-        close_old_connections()  # hours-long task: never use a connection the server dropped
         step = state.global_step
         metrics = {k: _clean(v) for k, v in logs.items()}
         record = self.reward.last
@@ -59,17 +58,24 @@ class RunCallback(TrainerCallback):
             metrics[keys.UPDATE_S] = max(0.0, step_time - reward_s - generation_s)
             metrics[keys.STEP_S] = step_time
             metrics[keys.OTHER_S] = max(0.0, step_time - spent - metrics[keys.UPDATE_S])
-        Step.objects.update_or_create(
-            run_id=self.run_id, step=step,
-            defaults={"metrics": metrics, "reward_mean": metrics.get(keys.REWARD), "reward_std": metrics.get(keys.REWARD_STD)},
-        )
-        Run.objects.filter(id=self.run_id).update(steps_done=step)
+
+        def write() -> None:
+            Step.objects.update_or_create(
+                run_id=self.run_id, step=step,
+                defaults={"metrics": metrics, "reward_mean": metrics.get(keys.REWARD),
+                          "reward_std": metrics.get(keys.REWARD_STD)},
+            )
+            Run.objects.filter(id=self.run_id).update(steps_done=step)
+
+        outlasting_restarts(write, what=f"writing step {step}")
 
     def on_step_end(self, args, state, control, **kwargs):
         if not state.is_world_process_zero:
             return
-        close_old_connections()
-        task_id, stop_requested = Run.objects.filter(id=self.run_id).values_list("task_id", "stop_requested").first() or ("", False)
+        task_id, stop_requested = outlasting_restarts(
+            lambda: Run.objects.filter(id=self.run_id).values_list("task_id", "stop_requested").first(),
+            what="reading the stop flag",
+        ) or ("", False)
         if task_id != self.task_id:
             # Resumed in another task (this trainer had been reaped as lost) or deleted: the
             # run's files and rows are no longer this trainer's to write.
@@ -94,5 +100,5 @@ class CheckpointCallback(TrainerCallback):
             return
         folder = Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
         seal(folder, state.global_step)
-        close_old_connections()
-        Run.objects.filter(id=self.run_id).update(checkpoint_step=state.global_step)
+        outlasting_restarts(lambda: Run.objects.filter(id=self.run_id).update(checkpoint_step=state.global_step),
+                            what="recording the checkpoint's step")

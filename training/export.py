@@ -7,6 +7,7 @@ The folder can be pushed to the Hub as it is:
                                         rollout datasets
     steps.csv                           one row per step: reward mean/std and every metric
     run.json                            the run's settings, the export's files and the thirds
+    revisions.jsonl, revisions/<id>.png the curators' edited versions of rollouts, with paintings
     README.md                           dataset card (YAML configs for `load_dataset`)
 
 The columns are declared once (COLUMNS, as `datasets` features) and the shards are written
@@ -46,7 +47,7 @@ from huggingface_hub import DatasetCard
 
 from paintapp.dataset_card import dataset_card
 from paintapp.exports import export_build
-from training.models import Rollout, Run, RunExport, Step
+from training.models import Revision, Rollout, Run, RunExport, Step
 from training.stats import Thirds, format_number, thirds_from_export
 
 Progress = Callable[[int, int, str], None]  # (rows done, rows in all, what was just written)
@@ -59,13 +60,16 @@ DATA_DIR = "data"
 STEPS_FILE = "steps.csv"
 RUN_FILE = "run.json"
 CARD_FILE = "README.md"
+REVISIONS_FILE = "revisions.jsonl"
+REVISIONS_DIR = "revisions"
 CARD_TEMPLATE = Path(__file__).with_name("export_card.md.jinja")
 PARTS = ("gate", "length", "judge", "quality")
 STEP_COLUMNS = ("step", "reward_mean", "reward_std")
 # A metric whose key is one of STEP_COLUMNS (TRL logs "reward_std") gets this prefix.
 METRIC_PREFIX = "metrics/"
 _SHARD_NAME = re.compile(r"^data/train-\d{5}-of-\d{5}\.parquet$")
-_OWN_FILES = frozenset({STEPS_FILE, RUN_FILE, CARD_FILE})
+_REVISION_IMAGE = re.compile(r"^revisions/\d+\.png$")
+_OWN_FILES = frozenset({STEPS_FILE, RUN_FILE, CARD_FILE, REVISIONS_FILE})
 
 
 class ExportError(Exception):
@@ -168,14 +172,20 @@ def _groups(rollouts: Iterator[Rollout]) -> Iterator[list[Rollout]]:
         yield current
 
 
+def _stored(name: str) -> bytes | None:
+    try:
+        with default_storage.open(name, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
 def _image(rollout: Rollout) -> tuple[dict | None, bool]:
     """(HF image struct or None, whether a stored PNG was missing)."""
     if not rollout.png:
         return None, False
-    try:
-        with default_storage.open(rollout.png, "rb") as handle:
-            data = handle.read()
-    except OSError:
+    data = _stored(rollout.png)
+    if data is None:
         return None, True
     return {"bytes": data, "path": posixpath.basename(rollout.png)}, False
 
@@ -303,7 +313,39 @@ def _write_steps(run: Run, folder: Path) -> int:
     return len(steps)
 
 
-def _run_document(run: Run, *, rows: int, steps: int, missing: int, files: list[str], thirds: Thirds) -> dict:
+def _write_revisions(run: Run, folder: Path) -> tuple[int, list[str]]:
+    """The curators' revisions as JSON lines, each painting beside them as revisions/<id>.png;
+    returns (revisions, files written relative to folder). A run without any writes nothing."""
+    revisions = (Revision.objects.filter(rollout__run=run).select_related("rollout", "created_by")
+                 .order_by("rollout__step", "rollout__group", "rollout__position", "id"))
+    if not revisions.exists():
+        return 0, []
+    files, count = [REVISIONS_FILE], 0
+    with open(folder / REVISIONS_FILE, "w", encoding="utf-8") as handle:
+        for revision in revisions.iterator(chunk_size=BATCH_ROWS):
+            image = None
+            data = _stored(revision.png) if revision.png else None
+            if data is not None:
+                image = f"{REVISIONS_DIR}/{revision.pk}.png"
+                (folder / REVISIONS_DIR).mkdir(exist_ok=True)
+                (folder / image).write_bytes(data)
+                files.append(image)
+            rollout = revision.rollout
+            handle.write(json.dumps({
+                "revision_id": revision.pk, "rollout_id": rollout.pk, "step": rollout.step, "group": rollout.group,
+                "position_in_group": rollout.position,
+                "curator": revision.created_by.get_username() if revision.created_by else None,
+                "created_at": revision.created_at.isoformat(), "status": revision.status, "code": revision.code,
+                "passed": revision.passed, "violations": _strings(revision.violations), "reward": revision.reward,
+                "parts": revision.parts, "judge_detail": revision.judge_detail, "error": revision.error,
+                "image": image,
+            }, ensure_ascii=False) + "\n")
+            count += 1
+    return count, files
+
+
+def _run_document(run: Run, *, rows: int, steps: int, revisions: int, missing: int, files: list[str],
+                  thirds: Thirds) -> dict:
     pool = run.pool
     return {
         "format": EXPORT_FORMAT, "format_version": EXPORT_FORMAT_VERSION,
@@ -317,7 +359,7 @@ def _run_document(run: Run, *, rows: int, steps: int, missing: int, files: list[
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "eval_result": run.eval_result,
         "exported_at": timezone.now().isoformat(),
-        "rows": rows, "steps": steps, "missing_images": missing,
+        "rows": rows, "steps": steps, "revisions": revisions, "missing_images": missing,
         "thirds": thirds.to_dict(),
         "files": files,
     }
@@ -350,6 +392,7 @@ def _card(run: Run, document: dict, thirds: Thirds) -> DatasetCard:
                for key, spec in (("slope", ".5f"), ("slope_se", ".5f"), ("t_stat", ".2f"))},
         columns=[(name, description) for name, _, description in COLUMNS],
         data_dir=DATA_DIR, steps_file=STEPS_FILE, run_file=RUN_FILE, metric_prefix=METRIC_PREFIX,
+        revisions_file=REVISIONS_FILE, revisions_dir=REVISIONS_DIR,
     )
 
 
@@ -374,7 +417,8 @@ def _is_export_of(document: dict, run: Run) -> bool:
 def _owned_files(document: dict) -> list[str]:
     """The files a previous export listed, limited to names an export writes (never a user's)."""
     listed = document.get("files") if isinstance(document.get("files"), list) else []
-    return [name for name in listed if isinstance(name, str) and (name in _OWN_FILES or _SHARD_NAME.match(name))]
+    return [name for name in listed if isinstance(name, str)
+            and (name in _OWN_FILES or _SHARD_NAME.match(name) or _REVISION_IMAGE.match(name))]
 
 
 def check_target(*, run: Run, out_dir: Path, replace_previous: bool = True) -> list[str] | None:
@@ -428,9 +472,11 @@ def export_run(*, run: Run, out_dir: Path, progress: Progress | None = None,
     try:
         rows, shards, missing = _write_rollouts(run, staging, progress)
         steps = _write_steps(run, staging)
+        revisions, revision_files = _write_revisions(run, staging)
         thirds = thirds_from_export(staging)
-        files = [*shards, STEPS_FILE, CARD_FILE, RUN_FILE]
-        document = _run_document(run, rows=rows, steps=steps, missing=missing, files=files, thirds=thirds)
+        files = [*shards, STEPS_FILE, *revision_files, CARD_FILE, RUN_FILE]
+        document = _run_document(run, rows=rows, steps=steps, revisions=revisions, missing=missing, files=files,
+                                 thirds=thirds)
         run_json = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
         (staging / RUN_FILE).write_text(run_json, encoding="utf-8")
         _card(run, document, thirds).save(staging / CARD_FILE)

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 
 from curation.selectors import group_references
+from paintapp.db import outlasting_restarts
 from paintapp.env.features import cached_image_features, mean_pairwise_distance
 from paintapp.env.reward import Recipe
 from paintapp.workers import answering_queues
@@ -106,7 +107,10 @@ class PaintingReward:
         group_refs: dict[int, list[int]] = {}
         for g in range(max(1, -(-n // G))):
             if self.recipe.w_judge > 0 and self.recipe.references_per_group:
-                members = group_references(self.run.pool, count=self.recipe.references_per_group, key=(self.run.seed, step, g))
+                members = outlasting_restarts(
+                    lambda g=g: group_references(self.run.pool, count=self.recipe.references_per_group,
+                                                 key=(self.run.seed, step, g)),
+                    what=f"drawing step {step}'s references")
                 group_refs[g] = [m.reference_id for m in members]
             else:
                 group_refs[g] = []
@@ -131,11 +135,11 @@ class PaintingReward:
                 stats=painted.painting.gate.stats, timings={**render.get("timings", {}), "render_ms": render.get("elapsed_ms")},
                 failure=painted.failure,
             ))
-        Rollout.objects.bulk_create(
+        outlasting_restarts(lambda: Rollout.objects.bulk_create(
             rows, update_conflicts=True, unique_fields=["run", "step", "group", "position"],
             update_fields=["reply", "code", "png", "passed", "violations", "reward", "parts", "judge_detail",
                            "reference_ids", "paint_fraction", "errors", "stats", "timings", "failure", "subject", "prompt"],
-        )
+        ), what=f"storing step {step}'s rollouts")
         if missing:
             raise WorkersMissing(step=step, queue=missing[0])  # its rollouts are stored: the page shows why
         rewards = batch.rewards

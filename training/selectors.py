@@ -1,13 +1,17 @@
 """Reads for runs: the list with its summary columns, a run's steps and rollouts."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlencode
 
+from django.core.files.storage import default_storage
 from django.db import connection
-from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery, Sum
 
-from training.models import Rollout, Run, Step
+from training.models import Revision, Rollout, Run, Step
+from training.trainer import ADAPTER_DIR
 
 
 def run_list() -> QuerySet:
@@ -211,3 +215,65 @@ def compare_choices(run: Run, *, selected: list[Run], limit: int = 30) -> list[t
     )
     others.sort(key=lambda r: (r.pool_id != run.pool_id, -r.created_at.timestamp()))
     return [(r, r.id in chosen) for r in others]
+
+
+# --- deletion -----------------------------------------------------------------------------
+
+CHECKPOINT_DIR = re.compile(r"checkpoint-\d+")
+
+
+@dataclass(frozen=True)
+class RunDeletion:
+    """Everything deleting a run removes, as its confirmation lists it."""
+
+    steps: int
+    rollouts: int
+    paintings: tuple[str, ...]  # storage names no other run's rollout or revision uses
+    paintings_bytes: int
+    shared_paintings: int  # also used by another run: kept
+    exports: int
+    exports_bytes: int
+    output_dir: str
+    output_bytes: int  # checkpoints, adapter and whatever else the trainer wrote
+    checkpoints: int
+    has_adapter: bool
+    revisions: int
+    revisions_by: tuple[tuple[str, int], ...]  # (curator, revisions), most first
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file() and not path.is_symlink())
+
+
+def _stored_bytes(names: set[str]) -> int:
+    total = 0
+    for name in names:
+        try:
+            total += default_storage.size(name)
+        except OSError:  # already gone: nothing to free
+            continue
+    return total
+
+
+def run_deletion(run: Run) -> RunDeletion:
+    revisions = Revision.objects.filter(rollout__run=run)
+    used = set(Rollout.objects.filter(run=run).exclude(png="").values_list("png", flat=True))
+    used |= set(revisions.exclude(png="").values_list("png", flat=True))
+    # Paintings are content-addressed: a duplicated run (same seed, same sketches) shares them.
+    shared = set(Rollout.objects.filter(png__in=used).exclude(run=run).values_list("png", flat=True))
+    shared |= set(Revision.objects.filter(png__in=used).exclude(rollout__run=run).values_list("png", flat=True))
+    own = used - shared
+    by = revisions.values("created_by__username").annotate(n=Count("id")).order_by("-n", "created_by__username")
+    exports = run.exports.aggregate(n=Count("id"), size=Sum("size_bytes"))
+    output = Path(run.output_dir) if run.output_dir else None
+    present = output is not None and output.is_dir()
+    return RunDeletion(
+        steps=run.steps.count(), rollouts=run.rollouts.count(),
+        paintings=tuple(sorted(own)), paintings_bytes=_stored_bytes(own), shared_paintings=len(shared),
+        exports=exports["n"], exports_bytes=exports["size"] or 0,
+        output_dir=str(output or ""), output_bytes=_folder_bytes(output) if present else 0,
+        checkpoints=sum(1 for p in output.iterdir() if p.is_dir() and CHECKPOINT_DIR.fullmatch(p.name)) if present else 0,
+        has_adapter=present and (output / ADAPTER_DIR).is_dir(),
+        revisions=sum(row["n"] for row in by),
+        revisions_by=tuple((row["created_by__username"] or "a deleted account", row["n"]) for row in by),
+    )

@@ -7,8 +7,10 @@ from pathlib import Path
 from celery.utils import uuid
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Count
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from curation.models import Pool, Tier
@@ -18,7 +20,8 @@ from paintapp.workers import answering_queues, missing_worker_message
 from painting.pipeline import stage_queues
 from painting.selectors import UnknownRecipe, recipe_get
 from training.config import RunArguments
-from training.models import Run
+from training.models import Rollout, Run
+from training.selectors import RunDeletion, run_deletion
 from training.tasks import run_training
 
 
@@ -175,11 +178,36 @@ def run_duplicate(*, run: Run, created_by: AbstractBaseUser | None = None) -> Ru
     )
 
 
-def run_delete(*, run: Run) -> None:
-    """Delete a run that is not active, with its steps, rollouts and files."""
-    if run.is_active:
-        raise LaunchError("stop the run before deleting it")
-    output = Path(run.output_dir) if run.output_dir else None
-    run.delete()
-    if output and output.exists():
-        shutil.rmtree(output, ignore_errors=True)
+def run_delete(*, run: Run, revisions_seen: int = 0) -> RunDeletion:
+    """Delete a run that is not active: its steps, rollouts, the paintings no other run
+    uses, its exports and its files. Returns what was removed.
+
+    The curators' revisions of its rollouts go with it only when the caller has seen them:
+    `revisions_seen` must be the number the confirmation showed, so a run with revisions
+    (or with more than were shown) is refused instead of losing a curator's edit silently.
+    """
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run.pk)
+        if run.is_active:
+            raise LaunchError("stop the run before deleting it")
+        # Locking the rollouts holds back a revision being saved now (its foreign key waits).
+        list(Rollout.objects.select_for_update().filter(run=run).values_list("id", flat=True))
+        deletion = run_deletion(run)
+        if deletion.revisions != revisions_seen:
+            who = ", ".join(f"{name} ({n})" for name, n in deletion.revisions_by)
+            raise LaunchError(
+                f"this run has {deletion.revisions} revision{pluralize(deletion.revisions)} by curators ({who}), "
+                f"not the {revisions_seen} confirmed; export the run to keep them, then confirm their deletion"
+            )
+        run.delete()
+        transaction.on_commit(lambda: _remove_run_files(deletion))
+    return deletion
+
+
+def _remove_run_files(deletion: RunDeletion) -> None:
+    """After the rows are gone: the run's own paintings and its output folder (checkpoints,
+    adapter). Export zips go with their rows (RunExport's post_delete)."""
+    for name in deletion.paintings:
+        default_storage.delete(name)
+    if deletion.output_dir:
+        shutil.rmtree(deletion.output_dir, ignore_errors=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 from django.db import close_old_connections
 from django.utils import timezone
 
+from paintapp.db import outlasting_restarts
 from paintapp.env.prompts import build_messages, make_subject
 from training.checkpoints import checkpoint_step, discard_incomplete, last_checkpoint
 from training.config import RunArguments
@@ -142,20 +143,17 @@ def _train(run: Run, args: RunArguments, task_id: str, *, resume: bool) -> str:
     except WorkersMissing as missing:
         return run_pause(run_id=run.id, task_id=task_id, trainer=trainer, missing=missing)
     except Exception as exc:  # noqa: BLE001 - the run records why it failed
-        close_old_connections()
         log.exception("run %s failed", run.id)
-        mine.update(
-            status=Run.Status.FAILED, finished_at=timezone.now(),
-            error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()[-4000:]}",
-        )
+        error = f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()[-4000:]}"
+        outlasting_restarts(lambda: mine.update(status=Run.Status.FAILED, finished_at=timezone.now(), error=error),
+                            what="recording the run's failure")
         return Run.Status.FAILED
-    close_old_connections()
-    run.refresh_from_db()
+    outlasting_restarts(run.refresh_from_db, what="reading the run's stop flag")
     status = Run.Status.STOPPED if run.stop_requested else Run.Status.FINISHED
-    mine.update(steps_done=trainer.state.global_step)
+    outlasting_restarts(lambda: mine.update(steps_done=trainer.state.global_step), what="recording the run's steps")
     if status == Run.Status.FINISHED:
         _evaluate(run, trainer)
-    mine.update(status=status, finished_at=timezone.now())
+    outlasting_restarts(lambda: mine.update(status=status, finished_at=timezone.now()), what="recording the run's end")
     return status
 
 

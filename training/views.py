@@ -111,17 +111,22 @@ def run_resume(request, run_id: int):
 
 @require_http_methods(["GET", "POST"])
 def run_delete(request, run_id: int):
+    """GET: what deleting the run removes, revisions by curators named. POST: delete it; the
+    revisions count the page showed comes back as `revisions` and must still be right."""
     run = get_object_or_404(Run, pk=run_id)
     if request.method == "POST":
         try:
-            services.run_delete(run=run)
+            seen = int(request.POST.get("revisions") or 0)
+        except ValueError:
+            seen = 0
+        try:
+            services.run_delete(run=run, revisions_seen=seen)
         except services.LaunchError as exc:
             messages.error(request, str(exc))
-            return redirect("training:run", run_id=run_id)
+            return redirect("training:delete", run_id=run_id)
         messages.success(request, f"Deleted {run.name} with its steps, rollouts and files.")
         return redirect("training:runs")
-    counts = {"steps": run.steps.count(), "rollouts": run.rollouts.count()}
-    return render(request, "training/delete_confirm.html", {"run": run, "counts": counts})
+    return render(request, "training/delete_confirm.html", {"run": run, "deletion": selectors.run_deletion(run)})
 
 
 @require_GET

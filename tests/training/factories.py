@@ -16,7 +16,7 @@ from paintapp.storage import store_content_addressed
 from tests.curation.factories import png_bytes
 from training import metrics as keys
 from training.config import RunArguments
-from training.models import Rollout, Run, Step
+from training.models import Revision, Rollout, Run, Step
 
 CORPUS = Path(__file__).resolve().parents[1] / "env" / "corpus"
 GOOD = (CORPUS / "good" / "hibiscus.js").read_text()  # a complete sketch that passes the gate
@@ -100,3 +100,12 @@ def make_run(pool, *, steps: int = 3, generations: int = 4, status: str = "finis
             keys.STEP_S: 20.0, keys.GENERATION_S: 5.0, keys.RENDER_S: 10.0, keys.SCORE_S: 2.0, keys.UPDATE_S: 3.0,
         })
     return run
+
+
+def make_revision(rollout: Rollout, curator, *, reward: float = 0.6, color: tuple[int, int, int] = (40, 90, 160)) -> Revision:
+    """A scored revision of `rollout` by `curator`, with its own painting."""
+    png = store_content_addressed(png_bytes(color, size=48), folder="renders")
+    return Revision.objects.create(
+        rollout=rollout, code=f"// edited: a looser wash\n{GOOD}", status=Revision.Status.DONE, png=png, passed=True,
+        reward=reward, parts={"gate": 1.0, "length": 0.2, "judge": reward, "quality": 0.5}, created_by=curator,
+    )

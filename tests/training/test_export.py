@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 from huggingface_hub import DatasetCard
 
 from tests.curation.factories import make_pool
-from tests.training.factories import make_run
+from tests.training.factories import make_revision, make_run
 from training import export as export_module
 from training.export import (
     COLUMN_NAMES,
@@ -182,6 +182,27 @@ def test_it_describes_the_run_in_run_json_and_the_dataset_card(run, tmp_path):
     assert data.license == "unknown" and "reinforcement-learning" in data.task_categories
     assert data.configs == [
         {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}]
+
+
+def test_it_exports_the_curators_revisions_with_their_paintings_beside_the_rollouts(run, curator, tmp_path):
+    rollout = Rollout.objects.get(run=run, step=2, position=2)
+    revisions = [make_revision(rollout, curator, reward=0.8), make_revision(rollout, curator, reward=0.3)]
+    revisions[1].png = ""
+    revisions[1].save(update_fields=["png"])
+    result = export_run(run=run, out_dir=tmp_path / "export")
+    folder = tmp_path / "export"
+    lines = [json.loads(line) for line in (folder / "revisions.jsonl").read_text().splitlines()]
+    assert [(r["revision_id"], r["rollout_id"], r["step"], r["position_in_group"]) for r in lines] == [
+        (revision.pk, rollout.pk, 2, 2) for revision in revisions]
+    first = lines[0]
+    assert (first["curator"], first["reward"], first["code"]) == ("ada", 0.8, revisions[0].code)
+    with default_storage.open(revisions[0].png, "rb") as handle:
+        assert (folder / first["image"]).read_bytes() == handle.read()
+    assert lines[1]["image"] is None
+    document = json.loads((folder / "run.json").read_text())
+    assert document["revisions"] == 2 and {"revisions.jsonl", first["image"]} <= set(result.files)
+    assert "`revisions.jsonl`: 2 curators' revisions" in (folder / "README.md").read_text()
+    assert len(load_dataset(str(folder), split="train", cache_dir=str(tmp_path / "hf-cache"))) == 24
 
 
 def test_it_shards_rows_and_keeps_their_order(run, tmp_path, monkeypatch):

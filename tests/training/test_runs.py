@@ -236,18 +236,6 @@ def test_the_resume_run_command_queues_what_the_button_queues_and_refuses_what_i
     assert Run.objects.get(id=run.id).status == "queued"
 
 
-def test_an_active_run_cannot_be_deleted_and_a_finished_one_takes_its_files(pool, model_dir, tmp_path):
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
-    with pytest.raises(services.LaunchError, match="stop the run"):
-        services.run_delete(run=run)
-    Run.objects.filter(id=run.id).update(status="finished", output_dir=str(tmp_path / "out"))
-    (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "adapter.bin").write_bytes(b"x")
-    run.refresh_from_db()
-    services.run_delete(run=run)
-    assert not Run.objects.exists() and not (tmp_path / "out").exists()
-
-
 def test_the_launch_form_prefills_the_published_defaults_and_launches(client, curator, pool, model_dir):
     client.force_login(curator)
     page = client.get(reverse("training:launch"))
