@@ -10,6 +10,7 @@ from django.core.files.storage import default_storage
 from django.db import connection
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery, Sum
 
+from training.checkpoints import checkpoint_step, last_checkpoint
 from training.models import Revision, Rollout, Run, Step
 from training.trainer import ADAPTER_DIR
 
@@ -255,6 +256,32 @@ def _stored_bytes(names: set[str]) -> int:
     return total
 
 
+def _revisions_by(revisions: QuerySet) -> tuple[tuple[str, int], ...]:
+    """(curator, revisions) of `revisions`, most first."""
+    by = revisions.values("created_by__username").annotate(n=Count("id")).order_by("-n", "created_by__username")
+    return tuple((row["created_by__username"] or "a deleted account", row["n"]) for row in by)
+
+
+@dataclass(frozen=True)
+class ResumeRedo:
+    """What resuming a run redoes: the steps after its last complete checkpoint, whose rows
+    (and the curators' revisions of their rollouts) the resumed trainer replaces."""
+
+    checkpoint_step: int  # 0: no complete checkpoint, the run starts over
+    revisions_by: tuple[tuple[str, int], ...]
+
+    @property
+    def revisions(self) -> int:
+        return sum(n for _, n in self.revisions_by)
+
+
+def resume_redo(run: Run) -> ResumeRedo:
+    checkpoint = last_checkpoint(run.output_dir) if run.output_dir else None
+    step = checkpoint_step(checkpoint) if checkpoint else 0
+    return ResumeRedo(checkpoint_step=step or 0,
+                      revisions_by=_revisions_by(Revision.objects.filter(rollout__run=run, rollout__step__gt=step or 0)))
+
+
 def run_deletion(run: Run) -> RunDeletion:
     revisions = Revision.objects.filter(rollout__run=run)
     used = set(Rollout.objects.filter(run=run).exclude(png="").values_list("png", flat=True))
@@ -263,7 +290,7 @@ def run_deletion(run: Run) -> RunDeletion:
     shared = set(Rollout.objects.filter(png__in=used).exclude(run=run).values_list("png", flat=True))
     shared |= set(Revision.objects.filter(png__in=used).exclude(rollout__run=run).values_list("png", flat=True))
     own = used - shared
-    by = revisions.values("created_by__username").annotate(n=Count("id")).order_by("-n", "created_by__username")
+    by = _revisions_by(revisions)
     exports = run.exports.aggregate(n=Count("id"), size=Sum("size_bytes"))
     output = Path(run.output_dir) if run.output_dir else None
     present = output is not None and output.is_dir()
@@ -274,6 +301,5 @@ def run_deletion(run: Run) -> RunDeletion:
         output_dir=str(output or ""), output_bytes=_folder_bytes(output) if present else 0,
         checkpoints=sum(1 for p in output.iterdir() if p.is_dir() and CHECKPOINT_DIR.fullmatch(p.name)) if present else 0,
         has_adapter=present and (output / ADAPTER_DIR).is_dir(),
-        revisions=sum(row["n"] for row in by),
-        revisions_by=tuple((row["created_by__username"] or "a deleted account", row["n"]) for row in by),
+        revisions=sum(n for _, n in by), revisions_by=by,
     )

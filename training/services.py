@@ -1,6 +1,7 @@
 """Writes for training: launch, stop, resume, duplicate and delete runs; resume waiting runs."""
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
@@ -21,8 +22,10 @@ from painting.pipeline import stage_queues
 from painting.selectors import UnknownRecipe, recipe_get
 from training.config import RunArguments
 from training.models import Rollout, Run
-from training.selectors import RunDeletion, run_deletion
+from training.selectors import RunDeletion, resume_redo, run_deletion
 from training.tasks import run_training
+
+log = logging.getLogger(__name__)
 
 
 class LaunchError(ValueError):
@@ -143,14 +146,30 @@ def run_stop(*, run: Run) -> Run:
     return run
 
 
-def run_resume(*, run: Run) -> Run:
+class RevisionsAtStake(LaunchError):
+    """Resuming would redo steps whose rollouts curators revised: the caller must confirm."""
+
+
+def run_resume(*, run: Run, revisions_seen: int = 0) -> Run:
     """Continue a stopped, failed, interrupted or waiting run from its last complete checkpoint,
-    in a new task (whose deliveries are counted afresh)."""
+    in a new task (whose deliveries are counted afresh).
+
+    The trainer replaces the rows of the steps after that checkpoint, and with them the
+    curators' revisions of their rollouts: `revisions_seen` must be the number the caller was
+    shown (see selectors.resume_redo), so a curator's edit is never lost silently."""
     if run.status not in Run.RESUMABLE:
         raise LaunchError(f"only a stopped, failed, interrupted or waiting run can resume (this one is {run.status})")
     # An interrupted run may have been lost after its last step, before its adapter was saved.
     if run.steps_done >= run.max_steps and run.status != Run.Status.INTERRUPTED:
         raise LaunchError("this run already did all its steps")
+    redo = resume_redo(run)
+    if redo.revisions != revisions_seen:
+        who = ", ".join(f"{name} ({n})" for name, n in redo.revisions_by)
+        raise RevisionsAtStake(
+            f"resuming redoes the steps after step {redo.checkpoint_step}, which removes {redo.revisions} "
+            f"revision{pluralize(redo.revisions)} by curators ({who}) of their rollouts, not the {revisions_seen} "
+            "confirmed; export the run to keep them, then confirm"
+        )
     with transaction.atomic():
         Run.objects.filter(id=run.id).update(
             status=Run.Status.QUEUED, stop_requested=False, error="", finished_at=None, waiting_for="",
@@ -166,7 +185,10 @@ def runs_resume_waiting(*, answering: set[str]) -> list[Run]:
     resumed = []
     for run in Run.objects.filter(status=Run.Status.WAITING):
         if set(stage_queues(Recipe.from_dict(run.recipe))) <= answering:
-            resumed.append(run_resume(run=run))
+            try:
+                resumed.append(run_resume(run=run))
+            except RevisionsAtStake as exc:  # only a curator may confirm that: the run page asks
+                log.warning("run %s waits for a curator's resume: %s", run.id, exc)
     return resumed
 
 

@@ -67,6 +67,7 @@ def run_detail(request, run_id: int):
             for other in compared
         ],
         "thirds": [(r, run_thirds(r)) for r in [run, *compared]],
+        "redo": selectors.resume_redo(run) if run.is_resumable else None,
     }
     template = "training/run.html#live" if request.htmx else "training/run.html"
     return render(request, template, context)
@@ -100,8 +101,13 @@ def run_stop(request, run_id: int):
 
 @require_POST
 def run_resume(request, run_id: int):
+    """POST: resume; `revisions` is the count of revisions it removes that the page showed."""
     try:
-        run = services.run_resume(run=get_object_or_404(Run, pk=run_id))
+        seen = int(request.POST.get("revisions") or 0)
+    except ValueError:
+        seen = 0
+    try:
+        run = services.run_resume(run=get_object_or_404(Run, pk=run_id), revisions_seen=seen)
     except services.LaunchError as exc:
         messages.error(request, str(exc))
     else:

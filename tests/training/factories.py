@@ -15,6 +15,7 @@ from paintapp.env.reward import PRESETS
 from paintapp.storage import store_content_addressed
 from tests.curation.factories import png_bytes
 from training import metrics as keys
+from training.checkpoints import seal
 from training.config import RunArguments
 from training.models import Revision, Rollout, Run, Step
 
@@ -109,3 +110,19 @@ def make_revision(rollout: Rollout, curator, *, reward: float = 0.6, color: tupl
         rollout=rollout, code=f"// edited: a looser wash\n{GOOD}", status=Revision.Status.DONE, png=png, passed=True,
         reward=reward, parts={"gate": 1.0, "length": 0.2, "judge": reward, "quality": 0.5}, created_by=curator,
     )
+
+
+# The files of a checkpoint the Trainer writes, in miniature.
+CHECKPOINT_FILES = {"adapter_model.safetensors": b"a" * 64, "optimizer.pt": b"o" * 128, "scheduler.pt": b"s" * 8,
+                    "trainer_state.json": b'{"global_step": 1}'}
+
+
+def write_checkpoint(output_dir, step: int, *, sealed: bool = True, files: dict[str, bytes] = CHECKPOINT_FILES):
+    """`output_dir/checkpoint-<step>/`, sealed as training.checkpoints' callback seals one."""
+    folder = Path(output_dir) / f"checkpoint-{step}"
+    folder.mkdir(parents=True)
+    for name, content in files.items():
+        (folder / name).write_bytes(content)
+    if sealed:
+        seal(folder, step)
+    return folder

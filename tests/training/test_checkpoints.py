@@ -1,22 +1,11 @@
-"""Only sealed, intact checkpoints are resumed from (training/checkpoints.py; no Django, no training)."""
+"""Only sealed, intact checkpoints are resumed from (training/checkpoints.py; no database, no training)."""
 from __future__ import annotations
 
 import json
 
-from training.checkpoints import SEAL, discard_incomplete, is_complete, last_checkpoint, seal
-
-FILES = {"adapter_model.safetensors": b"a" * 64, "optimizer.pt": b"o" * 128, "scheduler.pt": b"s" * 8,
-         "trainer_state.json": b'{"global_step": 1}'}
-
-
-def write_checkpoint(output_dir, step: int, *, sealed: bool = True, files: dict[str, bytes] = FILES):
-    folder = output_dir / f"checkpoint-{step}"
-    folder.mkdir(parents=True)
-    for name, content in files.items():
-        (folder / name).write_bytes(content)
-    if sealed:
-        seal(folder, step)
-    return folder
+from tests.training.factories import CHECKPOINT_FILES as FILES
+from tests.training.factories import write_checkpoint
+from training.checkpoints import SEAL, discard_incomplete, is_complete, last_checkpoint
 
 
 def test_a_sealed_checkpoint_lists_every_file_with_its_size(tmp_path):

@@ -7,9 +7,10 @@ from django.urls import reverse
 from paintapp.env.reward import PRESETS
 from painting import services as painting_services
 from tests.curation.factories import make_pool
+from tests.training.factories import make_revision, make_run, write_checkpoint
 from training import services
 from training.config import RunArguments
-from training.models import Run
+from training.models import Rollout, Run
 
 pytestmark = pytest.mark.django_db
 
@@ -360,3 +361,52 @@ def test_a_stored_run_with_length_thresholds_in_its_hyperparameters_loads_and_it
     assert RunArguments.from_dict(run.hyperparameters).num_generations == 8
     copy = services.run_duplicate(run=run)
     assert [copy.recipe[k] for k in ("length_low_tokens", "length_full_tokens", "length_high_tokens")] == [120, 2500, 5000]
+
+
+@pytest.fixture
+def revised_run(pool, curator, tmp_path):
+    """A stopped 3-step run with a complete checkpoint at step 1 and a curator's revision of a
+    rollout at step 1 (kept by a resume) and of one at step 3 (redone by it)."""
+    run = make_run(pool, steps=3, status="stopped")
+    Run.objects.filter(id=run.id).update(output_dir=str(tmp_path / "run"), hyperparameters={**run.hyperparameters, "max_steps": 5})
+    write_checkpoint(tmp_path / "run", 1)
+    make_revision(Rollout.objects.get(run=run, step=1, position=0), curator)
+    make_revision(Rollout.objects.get(run=run, step=3, position=2), curator)
+    run.refresh_from_db()
+    return run
+
+
+def test_resume_refuses_to_remove_the_revisions_of_the_steps_it_redoes_until_they_are_confirmed(revised_run):
+    with pytest.raises(services.RevisionsAtStake, match=r"after step 1, which removes 1 revision by curators \(ada \(1\)\)"):
+        services.run_resume(run=revised_run)
+    assert Run.objects.get(id=revised_run.id).status == "stopped"
+    services.run_resume(run=revised_run, revisions_seen=1)
+    assert Run.objects.get(id=revised_run.id).status == "queued"
+
+
+def test_the_run_page_names_the_revisions_a_resume_removes_and_the_button_needs_them_confirmed(client, curator, revised_run):
+    client.force_login(curator)
+    url = reverse("training:run", args=[revised_run.id])
+    html = client.get(url).content.decode()
+    assert 'name="revisions" value="1" required' in html and "also remove the 1 revision by ada (1)" in html
+    client.post(reverse("training:resume", args=[revised_run.id]))
+    assert Run.objects.get(id=revised_run.id).status == "stopped"
+    assert "export the run to keep them" in client.get(url).content.decode()
+    client.post(reverse("training:resume", args=[revised_run.id]), {"revisions": "1"})
+    assert Run.objects.get(id=revised_run.id).status == "queued"
+
+
+def test_a_waiting_run_whose_resume_would_remove_revisions_waits_for_a_curator(revised_run):
+    Run.objects.filter(id=revised_run.id).update(status="waiting", waiting_for="no worker answers on the `render` queue")
+    assert services.runs_resume_waiting(answering={"train", "render", "score"}) == []
+    assert Run.objects.get(id=revised_run.id).status == "waiting"
+
+
+def test_the_resume_run_command_asks_for_the_revisions_it_removes(revised_run):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="with --remove-revisions N"):
+        call_command("resume_run", str(revised_run.id))
+    call_command("resume_run", str(revised_run.id), "--remove-revisions", "1")
+    assert Run.objects.get(id=revised_run.id).status == "queued"
