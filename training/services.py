@@ -146,6 +146,13 @@ def run_stop(*, run: Run) -> Run:
     return run
 
 
+def _revisions_named(revisions_by: tuple[tuple[str, int], ...]) -> str:
+    """"3 revisions by curators (ada (2), grace (1))"."""
+    total = sum(n for _, n in revisions_by)
+    who = ", ".join(f"{name} ({n})" for name, n in revisions_by)
+    return f"{total} revision{pluralize(total)} by curators ({who})"
+
+
 class RevisionsAtStake(LaunchError):
     """Resuming would redo steps whose rollouts curators revised: the caller must confirm."""
 
@@ -164,11 +171,10 @@ def run_resume(*, run: Run, revisions_seen: int = 0) -> Run:
         raise LaunchError("this run already did all its steps")
     redo = resume_redo(run)
     if redo.revisions != revisions_seen:
-        who = ", ".join(f"{name} ({n})" for name, n in redo.revisions_by)
         raise RevisionsAtStake(
-            f"resuming redoes the steps after step {redo.checkpoint_step}, which removes {redo.revisions} "
-            f"revision{pluralize(redo.revisions)} by curators ({who}) of their rollouts, not the {revisions_seen} "
-            "confirmed; export the run to keep them, then confirm"
+            f"resuming redoes the steps after step {redo.checkpoint_step}, which removes "
+            f"{_revisions_named(redo.revisions_by)} of their rollouts, not the {revisions_seen} confirmed; "
+            "export the run to keep them, then confirm"
         )
     with transaction.atomic():
         Run.objects.filter(id=run.id).update(
@@ -216,10 +222,9 @@ def run_delete(*, run: Run, revisions_seen: int = 0) -> RunDeletion:
         list(Rollout.objects.select_for_update().filter(run=run).values_list("id", flat=True))
         deletion = run_deletion(run)
         if deletion.revisions != revisions_seen:
-            who = ", ".join(f"{name} ({n})" for name, n in deletion.revisions_by)
             raise LaunchError(
-                f"this run has {deletion.revisions} revision{pluralize(deletion.revisions)} by curators ({who}), "
-                f"not the {revisions_seen} confirmed; export the run to keep them, then confirm their deletion"
+                f"this run has {_revisions_named(deletion.revisions_by)}, not the {revisions_seen} confirmed; "
+                "export the run to keep them, then confirm their deletion"
             )
         run.delete()
         transaction.on_commit(lambda: _remove_run_files(deletion))
