@@ -39,16 +39,51 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
-@pytest.hookimpl(trylast=True)  # after pytest-django has ordered the tests by database use
+def _needs_painter(item) -> bool:
+    return "painter_model" in getattr(item, "fixturenames", ())
+
+
+def _files_in_xdist_order(items: list) -> list:
+    """`make test`'s two processes take a test file at a time, in this order: first the slow
+    files that need no painter (the long corpus renders and fault runs start at once, so they
+    do not end up as one process's tail), then those that need the painter (built in the
+    meantime), then the quick files, which fill the gaps at the end; within each, the files
+    with the most tests (the corpora, the end-to-end runs) first."""
+    files: dict[str, list] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def kind(tests: list) -> int:
+        if any(_needs_painter(test) for test in tests):
+            return 1
+        return 0 if any(test.get_closest_marker("slow") for test in tests) else 2
+
+    return [test for tests in sorted(files.values(), key=lambda tests: (kind(tests), -len(tests))) for test in tests]
+
+
+class _TestOrder:
+    """The painter model takes minutes to build: it starts with the session, in the background,
+    and the tests that need it run after others (tests/support/painter.py says why this costs no
+    wall time): last in one process, after the other slow files under pytest-xdist."""
+
+    # After pytest-django has ordered the tests by database use and `-m` has deselected, and
+    # before pytest-xdist sends the worker's collection to the controller, which schedules by
+    # position (reordering any later would run other tests than the ones it scheduled).
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            items[:] = _files_in_xdist_order(items)
+        else:
+            items[:] = [item for item in items if not _needs_painter(item)] + [item for item in items if _needs_painter(item)]
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_TestOrder(), "paintapp-test-order")
+
+
 def pytest_collection_finish(session):
-    items, config = session.items, session.config
-    # The painter model takes minutes to build: start it now, in the background, and run the
-    # tests that need it last (tests/support/painter.py says why this costs no wall time).
-    needs_painter = [item for item in items if "painter_model" in getattr(item, "fixturenames", ())]
-    if needs_painter:
-        items[:] = [item for item in items if item not in needs_painter] + needs_painter
-        if not config.option.collectonly:
-            config.painter_build = start_build(painter_path())
+    if any(_needs_painter(item) for item in session.items) and not session.config.option.collectonly:
+        session.config.painter_build = start_build(painter_path())
 
 
 def pytest_sessionfinish(session, exitstatus):
