@@ -68,8 +68,10 @@ def run_detail(request, run_id: int):
         ],
         "thirds": [(r, run_thirds(r)) for r in [run, *compared]],
         "redo": selectors.resume_redo(run) if run.is_resumable else None,
+        "time_left": selectors.time_left_s(run),
     }
-    template = "training/run.html#live" if request.htmx else "training/run.html"
+    # A poll gets the header and, out of band, what sits below the curves.
+    template = "training/_run_live.html" if request.htmx else "training/run.html"
     return render(request, template, context)
 
 

@@ -69,3 +69,25 @@ def test_it_overlays_the_runs_chosen_for_comparison(signed_in_page, live_server,
     # Both runs are in the thirds table too.
     thirds = page.locator("table.thirds").inner_text()
     assert "seed 0" in thirds and "seed 1" in thirds
+
+
+def test_the_run_header_shows_the_run_finished_and_offers_delete_instead_of_stop_without_a_reload(signed_in_page, live_server, curator):
+    run = make_run(make_pool(curator, name="header"), steps=2, status="running")
+    Run.objects.filter(pk=run.pk).update(hyperparameters={**run.hyperparameters, "max_steps": 4})
+    page = signed_in_page
+    page.goto(live_server.url + reverse("training:run", args=[run.id]))
+    header = page.locator("#run-live .runstatus")
+    assert "Running" in header.inner_text() and "2 / 4 steps" in header.inner_text()
+    assert "about 40 s left" in page.inner_text("#time-left")  # two steps to go at 20 s each
+    assert page.locator("#run-actions button", has_text="Stop").count() == 1
+    # The header sits above the charts.
+    assert page.evaluate("document.querySelector('#run-live').compareDocumentPosition(document.querySelector('#curves'))") & 4
+    page.evaluate("window.__notReloaded = true")
+
+    Run.objects.filter(pk=run.pk).update(status="finished", steps_done=4)
+    page.wait_for_selector("#run-live[data-status='finished']", timeout=10_000)
+    assert "Finished" in header.inner_text() and "4 / 4 steps" in header.inner_text()
+    assert page.locator("#run-actions button", has_text="Stop").count() == 0
+    assert "left" not in page.inner_text("#time-left")
+    assert page.locator("#run-actions a", has_text="Delete").count() == 1
+    assert page.evaluate("window.__notReloaded") is True
