@@ -12,6 +12,7 @@ from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery, Sum
 
 from training import metrics as keys
 from training.checkpoints import checkpoint_step, last_checkpoint
+from training.config import RunArguments
 from training.models import Revision, Rollout, Run, Step
 from training.trainer import ADAPTER_DIR
 
@@ -54,10 +55,10 @@ def time_left_s(run: Run, *, recent: int = 5) -> float | None:
 
 def seconds_per_rollout(*, recent_steps: int = 30) -> float | None:
     """Mean seconds one rollout took over the last timed steps of any run (a step's time over
-    its group size), for the launch form's estimate; None when no run has timed a step yet."""
+    its rollouts), for the launch form's estimate; None when no run has timed a step yet."""
     rows = Step.objects.filter(metrics__has_key=keys.STEP_S).order_by("-id").values_list(
         "metrics", "run__hyperparameters")[:recent_steps]
-    per_rollout = [float(m[keys.STEP_S]) / max(1, int(h.get("num_generations", 1))) for m, h in rows]
+    per_rollout = [float(m[keys.STEP_S]) / RunArguments.from_dict(h).batch_size for m, h in rows]
     return sum(per_rollout) / len(per_rollout) if per_rollout else None
 
 

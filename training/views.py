@@ -47,7 +47,8 @@ def launch(request):
         else:
             messages.success(request, f"Launched {run.name}. It starts as soon as a train worker is free.")
             return redirect("training:run", run_id=run.id)
-    return render(request, "training/launch.html", {"form": form}, status=400 if form.errors else 200)
+    context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout()}
+    return render(request, "training/launch.html", context, status=400 if form.errors else 200)
 
 
 @require_GET
