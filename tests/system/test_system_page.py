@@ -72,7 +72,7 @@ def test_it_serves_only_the_status_fragment_to_htmx_polls(client, curator):
 @pytest.mark.slow
 @pytest.mark.browser
 def test_it_lists_a_running_task_with_its_age_and_keeps_opened_details_open_across_refreshes(
-    signed_in_page, live_server, start_worker, worker_env
+    no_worker, signed_in_page, live_server, start_worker, worker_env
 ):
     from painting.tasks import render_sketch
     from tests.training.factories import LOOP_FOREVER
@@ -94,3 +94,6 @@ def test_it_lists_a_running_task_with_its_age_and_keeps_opened_details_open_acro
     )  # its age grows with each refresh
     assert page.locator("[data-queue=render] [data-running-count]").inner_text() == "1"
     assert details.evaluate("d => d.open") is True  # still open after several 2 s refreshes
+    # Killed rather than waited for (a warm shutdown lets the loop run out); `no_worker` then
+    # empties the broker so the unacknowledged render never reaches a later test's worker.
+    worker.kill()
