@@ -141,7 +141,9 @@
       const series = plan(spec);
       const data = dataFor(spec, series, x);
       const existing = charts.get(spec.id);
-      el.dataset.points = data.slice(1).map((d) => d.filter((v) => v !== null).length).join(",");
+      const points = data.slice(1).map((d) => d.filter((v) => v !== null && v !== undefined).length);
+      el.dataset.points = points.join(",");
+      el.classList.toggle("is-empty", points.every((n) => n === 0)); // says so rather than an empty grid
       if (existing && existing.series.length === series.length + 1) {
         existing.setData(data);
         continue;

@@ -85,6 +85,8 @@ def test_the_run_header_shows_the_run_finished_and_offers_delete_instead_of_stop
     # The header sits above the charts.
     assert page.evaluate("document.querySelector('#run-live').compareDocumentPosition(document.querySelector('#curves'))") & 4
     page.wait_for_selector("#curves[data-last-step='12']")
+    # The factory's steps log no diversity: that chart says so instead of showing an empty grid.
+    assert page.locator("#chart-diversity.is-empty").count() == 1 and page.locator("#chart-reward.is-empty").count() == 0
     screenshot(page, "run-page")
     page.evaluate("window.__notReloaded = true")
 
