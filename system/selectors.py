@@ -1,6 +1,7 @@
 """Reads for the System page: live workers per queue, queue depth, services."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -14,6 +15,14 @@ from system.capabilities import chromium_info
 
 
 @dataclass
+class RunningTask:
+    name: str
+    task_id: str
+    args: str
+    age_s: float | None  # None: accepted, not yet started by a pool process
+
+
+@dataclass
 class WorkerInfo:
     hostname: str
     queues: list[str]
@@ -23,6 +32,7 @@ class WorkerInfo:
     chromium: dict
     gpus: list[str]
     torch: str
+    running: list[RunningTask] = field(default_factory=list)
 
 
 @dataclass
@@ -34,6 +44,10 @@ class QueueStatus:
     @property
     def alive(self) -> bool:
         return bool(self.workers)
+
+    @property
+    def running_count(self) -> int:
+        return sum(len(w.running) for w in self.workers)
 
 
 @dataclass
@@ -59,7 +73,15 @@ class SystemStatus:
         return all(q.alive for q in self.queues)
 
 
-def _to_worker(info: dict) -> WorkerInfo:
+def _to_task(task: dict, now: float) -> RunningTask:
+    started = task.get("started_at")
+    return RunningTask(
+        name=str(task.get("name", "?")).rsplit(".", 1)[-1], task_id=str(task.get("id", "")),
+        args=str(task.get("args") or ""), age_s=None if started is None else max(0.0, now - float(started)),
+    )
+
+
+def _to_worker(info: dict, now: float) -> WorkerInfo:
     return WorkerInfo(
         hostname=info.get("hostname", "?"),
         queues=list(info.get("queues", [])),
@@ -69,6 +91,7 @@ def _to_worker(info: dict) -> WorkerInfo:
         chromium=info.get("chromium", {}),
         gpus=list(info.get("gpus", [])),
         torch=info.get("torch", ""),
+        running=[_to_task(task, now) for task in info.get("running", [])],
     )
 
 
@@ -100,7 +123,8 @@ def system_status() -> SystemStatus:
     try:
         depths = queue_depths()
         source, answers = live_workers()
-        workers = [_to_worker(info) for info in answers]
+        now = time.time()  # the workers' start times are wall-clock seconds
+        workers = [_to_worker(info, now) for info in answers]
     except Exception as exc:  # noqa: BLE001
         broker_ok, broker_error = False, str(exc)
 

@@ -1,7 +1,7 @@
 """Worker-side hooks for the System page.
 
 - `paintapp_capabilities`: a Celery inspect command answering with the worker's queues,
-  pool size, Chromium and GPUs; its reply doubles as the liveness ping.
+  pool size, Chromium, GPUs and running tasks; its reply doubles as the liveness ping.
 - With a broker that cannot broadcast (the embedded SQLAlchemy transport), workers write a
   heartbeat file every few seconds instead. paintapp/workers.py reads both.
 """
@@ -13,6 +13,7 @@ import threading
 import time
 
 from celery.signals import worker_ready, worker_shutdown
+from celery.worker import state as worker_state
 from celery.worker.control import inspect_command
 from django.conf import settings
 
@@ -34,11 +35,21 @@ def _pool_size(consumer) -> int | None:
         return None
 
 
+def running_tasks() -> list[dict]:
+    """The tasks this worker is executing: name, id, arguments as Celery abbreviates them, and
+    when each started (wall-clock seconds; None while a pool process has not yet taken it)."""
+    return [
+        {"name": request.name, "id": request.id, "args": request.argsrepr, "started_at": request.time_start}
+        for request in list(worker_state.active_requests)
+    ]
+
+
 def describe_worker(consumer) -> dict:
     return {
         "hostname": consumer.hostname,
         "queues": _queues_of(consumer),
         "concurrency": _pool_size(consumer),
+        "running": running_tasks(),
         **capabilities(settings.CHROMIUM_PATH),
     }
 
@@ -68,6 +79,7 @@ def _start_heartbeat(sender=None, **_kwargs) -> None:
         info = describe_worker(consumer)
         while not _stop.is_set():
             info["seen_at"] = time.time()
+            info["running"] = running_tasks()
             tmp = path.with_suffix(".tmp")
             tmp.write_text(json.dumps(info))
             os.replace(tmp, path)

@@ -28,7 +28,9 @@ def argument_field(spec: ArgumentSpec) -> forms.Field:
 
 class LaunchForm(forms.Form):
     name = forms.CharField(max_length=120, required=False, help_text="optional; defaults to recipe on pool")
-    pool = forms.ModelChoiceField(queryset=Pool.objects.select_related("curator").order_by("name", "-version"))
+    # No pool is preselected: the curator names the one the run trains toward.
+    pool = forms.ModelChoiceField(queryset=Pool.objects.select_related("curator").order_by("name", "-version"),
+                                  empty_label="Choose a pool…")
     recipe = forms.ChoiceField(choices=())
     base_model = forms.CharField(max_length=500, help_text="local path or Hugging Face id")
     subjects = forms.MultipleChoiceField(
@@ -47,9 +49,6 @@ class LaunchForm(forms.Form):
         self.fields["recipe"].choices = [(n, n) for n in recipe_names]
         self.fields["recipe"].initial = "judge-led"
         self.fields["base_model"].initial = default_base_model
-        latest = Pool.objects.order_by("-created_at").first()
-        if latest is not None:
-            self.fields["pool"].initial = latest.pk  # the pool most likely meant: the newest
 
     def arguments(self) -> dict:
         return {name: self.cleaned_data[name] for name in self.ARGUMENT_FIELDS}

@@ -10,7 +10,9 @@ from django.core.files.storage import default_storage
 from django.db import connection
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery, Sum
 
+from training import metrics as keys
 from training.checkpoints import checkpoint_step, last_checkpoint
+from training.config import RunArguments
 from training.models import Revision, Rollout, Run, Step
 from training.trainer import ADAPTER_DIR
 
@@ -33,6 +35,31 @@ def latest_rollouts(run: Run, *, limit: int = 16) -> list[Rollout]:
     if last_step is None:
         return []
     return list(Rollout.objects.filter(run=run, step=last_step).order_by("group", "position")[:limit])
+
+
+def _step_seconds(steps) -> list[float]:
+    """The measured seconds of the given steps; a step without a timing (an older row) is left out."""
+    return [float(m[keys.STEP_S]) for m in steps.values_list("metrics", flat=True) if m.get(keys.STEP_S) is not None]
+
+
+def time_left_s(run: Run, *, recent: int = 5) -> float | None:
+    """Seconds the run still needs at the pace of its last `recent` steps: None while no step
+    was timed or once the run has ended (a stopped run needs no time)."""
+    if run.status not in (Run.Status.QUEUED, Run.Status.RUNNING):
+        return None
+    seconds = _step_seconds(Step.objects.filter(run=run).order_by("-step")[:recent])
+    if not seconds:
+        return None
+    return max(0, run.max_steps - run.steps_done) * sum(seconds) / len(seconds)
+
+
+def seconds_per_rollout(*, recent_steps: int = 30) -> float | None:
+    """Mean seconds one rollout took over the last timed steps of any run (a step's time over
+    its rollouts), for the launch form's estimate; None when no run has timed a step yet."""
+    rows = Step.objects.filter(metrics__has_key=keys.STEP_S).order_by("-id").values_list(
+        "metrics", "run__hyperparameters")[:recent_steps]
+    per_rollout = [float(m[keys.STEP_S]) / RunArguments.from_dict(h).batch_size for m, h in rows]
+    return sum(per_rollout) / len(per_rollout) if per_rollout else None
 
 
 # --- gallery ------------------------------------------------------------------------------

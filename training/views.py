@@ -47,7 +47,8 @@ def launch(request):
         else:
             messages.success(request, f"Launched {run.name}. It starts as soon as a train worker is free.")
             return redirect("training:run", run_id=run.id)
-    return render(request, "training/launch.html", {"form": form}, status=400 if form.errors else 200)
+    context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout()}
+    return render(request, "training/launch.html", context, status=400 if form.errors else 200)
 
 
 @require_GET
@@ -68,8 +69,10 @@ def run_detail(request, run_id: int):
         ],
         "thirds": [(r, run_thirds(r)) for r in [run, *compared]],
         "redo": selectors.resume_redo(run) if run.is_resumable else None,
+        "time_left": selectors.time_left_s(run),
     }
-    template = "training/run.html#live" if request.htmx else "training/run.html"
+    # A poll gets the header and, out of band, what sits below the curves.
+    template = "training/_run_live.html" if request.htmx else "training/run.html"
     return render(request, template, context)
 
 

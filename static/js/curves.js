@@ -1,7 +1,8 @@
 // Live training curves for the run page: polls the metrics endpoint for new steps only and
 // redraws uPlot charts. An EMA slider smooths the series (debiased at the start, like W&B
-// and TensorBoard); the raw series stays visible underneath. Other runs chosen in the
-// "Compare" picker are overlaid on the same axes, one colour per run.
+// and TensorBoard); the raw series stays visible underneath and the legend shows both values.
+// Other runs chosen in the "Compare" picker are overlaid on the same axes, one colour per run,
+// each drawn only over the steps it has. Hovering one chart moves the cursor on all of them.
 (() => {
   "use strict";
   const root = document.getElementById("curves");
@@ -26,6 +27,13 @@
     const a = Math.abs(v);
     if (a < 1e-3 || a >= 1e5) return v.toExponential(1);
     return String(Number(v.toPrecision(3)));
+  }
+
+  // Steps are whole numbers: no tick at 1.5.
+  const STEP_INCREMENTS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10000];
+
+  function legendValue(v) {
+    return v === null || v === undefined ? "–" : tickLabel(v);
   }
 
   function ema(values) {
@@ -69,19 +77,21 @@
         const name = key.replace("ours/", "").replace("completions/", "");
         const label = overlay ? `${name} #${source.id}` : name; // the run's full name is in the swatch list
         if (spec.stacked) {
-          out.push({ label, style: { stroke: KEY_COLORS[ki], fill: KEY_COLORS[ki] + "55", width: 1 }, values: (x) => column(source, key, x), stack: true });
+          out.push({ label, style: { stroke: KEY_COLORS[ki], fill: KEY_COLORS[ki] + "55", width: 1 }, values: (x) => column(source, key, x), stack: true, first: ki === 0 });
           return;
         }
         if (smoothing > 0) out.push({ label: `${label} (raw)`, raw: true, style: { stroke: color + "55", width: 1, dash }, values: (x) => column(source, key, x) });
-        out.push({ label, style: { stroke: color, width: 2, dash }, values: (x) => ema(column(source, key, x)) });
+        // With smoothing on, its legend row reads "smoothed (raw value)": the raw series is the one before it.
+        out.push({ label, smoothed: smoothing > 0, style: { stroke: color, width: 2, dash }, values: (x) => ema(column(source, key, x)) });
         if (spec.band && key === spec.series[0] && si === 0) {
+          // ± one std around the raw mean, shaded between two invisible bounds.
           const bound = (sign) => (x) => {
-            const mean = ema(column(source, key, x));
-            const std = column(source, "reward_std", x);
-            return mean.map((m, j) => (m === null ? null : m + sign * (std[j] || 0)));
+            const mean = column(source, key, x);
+            const std = column(source, spec.band, x);
+            return mean.map((m, j) => (m === null || std[j] === null ? null : m + sign * std[j]));
           };
-          out.push({ label: "+std", raw: true, style: { stroke: color + "44", width: 1, dash: [4, 4] }, values: bound(1) });
-          out.push({ label: "−std", raw: true, style: { stroke: color + "44", width: 1, dash: [4, 4] }, values: bound(-1) });
+          out.push({ label: "+std", raw: true, band: "upper", fill: color + "38", style: { stroke: "transparent", width: 0 }, values: bound(1) });
+          out.push({ label: "−std", raw: true, band: "lower", style: { stroke: "transparent", width: 0 }, values: bound(-1) });
         }
       });
     });
@@ -90,17 +100,37 @@
 
   function dataFor(spec, series, x) {
     const data = [x];
-    let base = x.map(() => 0);
+    // A step the run lacks stays null in the stack (no drop to 0 where an overlaid run goes on).
+    let base = x.map(() => null);
     for (const s of series) {
       if (s.stack) {
         const values = s.values(x);
-        base = base.map((b, j) => b + (values[j] || 0));
+        base = base.map((b, j) => (values[j] === null ? b : (b || 0) + values[j]));
         data.push(base.slice());
       } else {
         data.push(s.values(x));
       }
     }
     return data;
+  }
+
+  function legendFor(s) {
+    if (s.smoothed) {
+      return (u, v, si, idx) => {
+        const raw = idx === null ? null : u.data[si - 1][idx];
+        return v === null || v === undefined || raw === null || raw === undefined ? legendValue(v) : `${legendValue(v)} (raw ${legendValue(raw)})`;
+      };
+    }
+    // A stacked series is drawn at the running total; its legend gives its own seconds.
+    if (s.stack) return (u, v, si, idx) => (idx === null || v === null ? "–" : legendValue(v - (s.first ? 0 : u.data[si - 1][idx] || 0)));
+    return (u, v) => legendValue(v);
+  }
+
+  function bandsFor(series) {
+    // uPlot numbers series from 1 (0 is the x axis).
+    const upper = series.findIndex((s) => s.band === "upper");
+    const lower = series.findIndex((s) => s.band === "lower");
+    return upper < 0 || lower < 0 ? [] : [{ series: [upper + 1, lower + 1], fill: series[upper].fill }];
   }
 
   function draw() {
@@ -111,6 +141,9 @@
       const series = plan(spec);
       const data = dataFor(spec, series, x);
       const existing = charts.get(spec.id);
+      const points = data.slice(1).map((d) => d.filter((v) => v !== null && v !== undefined).length);
+      el.dataset.points = points.join(",");
+      el.classList.toggle("is-empty", points.every((n) => n === 0)); // says so rather than an empty grid
       if (existing && existing.series.length === series.length + 1) {
         existing.setData(data);
         continue;
@@ -119,9 +152,18 @@
       el.replaceChildren();
       const opts = {
         title: spec.stacked && overlay ? `${spec.title} (this run)` : spec.title, width: el.clientWidth || 420, height: 200,
-        series: [{ label: "step" }, ...series.map((s) => ({ label: s.label, ...s.style }))],
+        series: [{ label: "step", value: (u, v) => (v === null ? "–" : String(v)) }, ...series.map((s) => ({
+          label: s.label, ...s.style,
+          value: legendFor(s),
+        }))],
+        bands: bandsFor(series),
         scales: { x: { time: false }, y: spec.range ? { range: spec.range } : {} },
-        axes: [{ label: "step" }, { values: (u, ticks) => ticks.map(tickLabel), size: 56 }], legend: { live: true },
+        axes: [
+          { label: "step", incrs: STEP_INCREMENTS, values: (u, ticks) => ticks.map(String) },
+          { values: (u, ticks) => ticks.map(tickLabel), size: 56 },
+        ],
+        legend: { live: true },
+        cursor: { sync: { key: `run-${root.dataset.run}` } },
       };
       const chart = new uPlot(opts, data, el);
       // The raw series and the std band are drawn but kept out of the legend: it lists what

@@ -67,3 +67,33 @@ def test_it_serves_only_the_status_fragment_to_htmx_polls(client, curator):
     html = response.content.decode()
     assert 'id="system-status"' in html
     assert "<html" not in html
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_it_lists_a_running_task_with_its_age_and_keeps_opened_details_open_across_refreshes(
+    no_worker, signed_in_page, live_server, start_worker, worker_env
+):
+    from painting.tasks import render_sketch
+    from tests.training.factories import LOOP_FOREVER
+
+    worker_env["RENDER_TIMEOUT_S"] = "30"  # the looping sketch holds the render worker this long at most
+    worker = start_worker("render")
+    page = signed_in_page
+    page.goto(live_server.url + reverse("system:index"))
+    details = page.locator("[data-queue=render] details.worker")
+    details.locator("summary").click()
+    render_sketch.apply_async(args=[LOOP_FOREVER], queue="render")
+
+    running = page.locator(f"[data-running='{worker.hostname}'] li")
+    running.first.wait_for(timeout=15_000)
+    assert "render_sketch" in running.first.inner_text()
+    page.wait_for_function(
+        f"/running ([2-9]|1[0-9]) s/.test(document.querySelector(\"[data-running='{worker.hostname}'] li\").textContent)",
+        timeout=15_000,
+    )  # its age grows with each refresh
+    assert page.locator("[data-queue=render] [data-running-count]").inner_text() == "1"
+    assert details.evaluate("d => d.open") is True  # still open after several 2 s refreshes
+    # Killed rather than waited for (a warm shutdown lets the loop run out); `no_worker` then
+    # empties the broker so the unacknowledged render never reaches a later test's worker.
+    worker.kill()

@@ -103,3 +103,26 @@ def test_an_export_asked_for_again_is_a_new_snapshot_once_the_last_is_built(clie
     build_run_export(RunExport.objects.get().id)
     client.post(page)
     assert list(RunExport.objects.filter(run=run).values_list("status", flat=True)) == ["queued", "ready"]
+
+
+def test_a_poll_brings_the_header_and_out_of_band_the_steps_below_the_curves(client, curator, pool):
+    run = make_run(pool, steps=2, status="running")
+    client.force_login(curator)
+    html = client.get(reverse("training:run", args=[run.id]), headers={"HX-Request": "true"}).content.decode()
+    assert html.index('id="run-live"') < html.index('id="run-details" hx-swap-oob="true"')
+    assert 'id="steps-table"' in html and 'id="curves"' not in html
+    full = client.get(reverse("training:run", args=[run.id])).content.decode()
+    assert full.index('id="run-live"') < full.index('id="curves"') < full.index('id="run-details">')
+
+
+def test_the_time_left_is_unknown_before_a_timed_step_and_none_once_the_run_ended(pool):
+    from training.models import Run, Step
+    from training.selectors import time_left_s
+
+    run = make_run(pool, steps=3, status="running")
+    Run.objects.filter(pk=run.pk).update(hyperparameters={**run.hyperparameters, "max_steps": 5})
+    run.refresh_from_db()
+    assert time_left_s(run) == pytest.approx(40.0)  # two steps left at the last steps' 20 s
+    Step.objects.filter(run=run).update(metrics={})  # steps written before step times were kept
+    assert time_left_s(run) is None
+    assert time_left_s(make_run(pool, steps=3, status="stopped")) is None

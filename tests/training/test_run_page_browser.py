@@ -69,3 +69,56 @@ def test_it_overlays_the_runs_chosen_for_comparison(signed_in_page, live_server,
     # Both runs are in the thirds table too.
     thirds = page.locator("table.thirds").inner_text()
     assert "seed 0" in thirds and "seed 1" in thirds
+
+
+def test_the_run_header_shows_the_run_finished_and_offers_delete_instead_of_stop_without_a_reload(
+    signed_in_page, live_server, curator, screenshot
+):
+    run = make_run(make_pool(curator, name="header"), steps=12, status="running", name="judge-led, lr 5e-5")
+    Run.objects.filter(pk=run.pk).update(hyperparameters={**run.hyperparameters, "max_steps": 14})
+    page = signed_in_page
+    page.goto(live_server.url + reverse("training:run", args=[run.id]))
+    header = page.locator("#run-live .runstatus")
+    assert "Running" in header.inner_text() and "12 / 14 steps" in header.inner_text()
+    assert "about 40 s left" in page.inner_text("#time-left")  # two steps to go at 20 s each
+    assert page.locator("#run-actions button", has_text="Stop").count() == 1
+    # The header sits above the charts.
+    assert page.evaluate("document.querySelector('#run-live').compareDocumentPosition(document.querySelector('#curves'))") & 4
+    page.wait_for_selector("#curves[data-last-step='12']")
+    # The factory's steps log no diversity: that chart says so instead of showing an empty grid.
+    assert page.locator("#chart-diversity.is-empty").count() == 1 and page.locator("#chart-reward.is-empty").count() == 0
+    screenshot(page, "run-page")
+    page.evaluate("window.__notReloaded = true")
+
+    Run.objects.filter(pk=run.pk).update(status="finished", steps_done=14)
+    page.wait_for_selector("#run-live[data-status='finished']", timeout=10_000)
+    assert "Finished" in header.inner_text() and "14 / 14 steps" in header.inner_text()
+    assert page.locator("#run-actions button", has_text="Stop").count() == 0
+    assert "left" not in page.inner_text("#time-left")
+    assert page.locator("#run-actions a", has_text="Delete").count() == 1
+    assert page.evaluate("window.__notReloaded") is True
+
+
+def test_compared_runs_are_drawn_only_over_their_own_steps_and_the_cursor_follows_across_charts(
+    signed_in_page, live_server, curator, screenshot
+):
+    pool = make_pool(curator, name="cursor")
+    short, longer = make_run(pool, steps=4, seed=0, name="four steps"), make_run(pool, steps=6, seed=1, name="six steps")
+    page = signed_in_page
+    page.goto(live_server.url + reverse("training:run", args=[short.id]) + f"?compare={longer.id}")
+    page.wait_for_selector("#curves[data-overlaid-runs='1'][data-last-step='4']")
+    page.wait_for_function("document.querySelector('#chart-reward').dataset.points")
+    # The stacked time split is this run's alone: four points per series, none at steps 5 and 6.
+    assert page.get_attribute("#chart-time", "data-points") == "4,4,4,4"
+    # Each run's reward line has its own step count; the std band follows this run only.
+    points = page.get_attribute("#chart-reward", "data-points").split(",")
+    assert "4" in points and "6" in points
+
+    page.hover("#chart-reward .u-over", position={"x": 5, "y": 60})  # the cursor at step 1
+    loss = page.locator("#chart-optim .u-legend .u-series").nth(1)
+    page.wait_for_function("document.querySelector('#chart-optim .u-legend .u-series:nth-child(2) .u-value').textContent.includes('0.01')")
+    assert "loss" in loss.inner_text()
+    reward_row = page.locator("#chart-reward .u-legend .u-series:visible", has_text=f"reward #{short.id}").first.inner_text()
+    assert "(raw " in reward_row
+    assert page.locator("#chart-reward .u-legend .u-series").first.inner_text().strip().endswith("1")  # step 1, an integer
+    screenshot(page, "run-page-compare")

@@ -410,3 +410,17 @@ def test_the_resume_run_command_asks_for_the_revisions_it_removes(revised_run):
         call_command("resume_run", str(revised_run.id))
     call_command("resume_run", str(revised_run.id), "--remove-revisions", "1")
     assert Run.objects.get(id=revised_run.id).status == "queued"
+
+
+def test_the_launch_form_makes_the_curator_choose_the_pool_and_knows_the_last_runs_pace(client, curator, pool):
+    from curation.models import Pool
+    from tests.training.factories import make_run
+
+    client.force_login(curator)
+    Pool.objects.create(name="newer", version=1, curator=curator)
+    page = client.get(reverse("training:launch"))
+    assert page.context["form"]["pool"].value() is None  # not the newest pool: none until chosen
+    assert '<option value="" selected>Choose a pool…</option>' in page.content.decode()
+    assert page.context["seconds_per_rollout"] is None
+    make_run(pool, steps=2, generations=4)  # each step timed at 20 s for 4 rollouts
+    assert client.get(reverse("training:launch")).context["seconds_per_rollout"] == pytest.approx(5.0)

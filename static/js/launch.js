@@ -1,0 +1,36 @@
+// The launch form's notes, updated as the curator types: a warm-up as long as the run (the
+// learning rate never reaches the value set), and how long the run may take at the pace of
+// the last runs' steps (seconds per rollout, measured, times the rollouts of this run).
+(() => {
+  "use strict";
+  const notes = document.getElementById("launch-notes");
+  if (!notes) return;
+  const field = (name) => document.querySelector(`.launchform [name=${name}]`);
+  const steps = field("max_steps"), warmup = field("warmup_steps"), group = field("num_generations");
+  const warning = document.getElementById("warmup-warning");
+  const estimate = document.getElementById("time-estimate");
+  const perRollout = notes.dataset.secondsPerRollout === "" ? null : Number(notes.dataset.secondsPerRollout);
+
+  function duration(seconds) {
+    const total = Math.round(seconds);
+    const h = Math.floor(total / 3600), m = Math.floor((total % 3600) / 60), s = total % 60;
+    if (h) return `${h} h ${m} min`;
+    if (m) return m < 10 && s ? `${m} min ${s} s` : `${m} min`;
+    return `${s} s`;
+  }
+
+  function update() {
+    const n = Number(steps.value), w = Number(warmup.value), g = Number(group.value);
+    const late = Number.isInteger(n) && Number.isInteger(w) && n > 0 && w >= n;
+    warning.hidden = !late;
+    warning.textContent = late
+      ? `The warm-up (${w} steps) is as long as the run (${n} steps): the learning rate never reaches ${field("learning_rate").value}.`
+      : "";
+    if (perRollout !== null && n > 0 && g > 0) {
+      estimate.textContent = `About ${duration(n * g * perRollout)} for ${n} steps of ${g} rollouts, at the last runs' ${perRollout.toFixed(1)} s per rollout.`;
+    }
+  }
+
+  for (const input of [steps, warmup, group, field("learning_rate")]) input?.addEventListener("input", update);
+  update();
+})();

@@ -1,0 +1,31 @@
+"""The launch form in a real browser: its notes follow what the curator types."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from tests.curation.factories import make_pool
+from tests.training.factories import make_run
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+
+
+def test_it_warns_of_a_warm_up_as_long_as_the_run_and_estimates_the_time_from_the_last_runs(
+    signed_in_page, live_server, curator
+):
+    make_run(make_pool(curator, name="paced"), steps=2, generations=4)  # 20 s a step of 4: 5 s a rollout
+    page = signed_in_page
+    page.goto(live_server.url + reverse("training:launch"))
+    assert page.input_value("select[name=pool]") == ""  # the curator chooses the pool
+    page.fill("input[name=num_generations]", "8")
+    page.fill("input[name=max_steps]", "3")
+    page.fill("input[name=warmup_steps]", "1")
+    assert page.locator("#warmup-warning").is_hidden()
+    assert "About 2 min for 3 steps of 8 rollouts" in page.inner_text("#time-estimate")  # 3 × 8 × 5 s
+
+    page.fill("input[name=warmup_steps]", "3")
+    assert page.locator("#warmup-warning").is_visible()
+    assert "warm-up (3 steps) is as long as the run (3 steps)" in page.inner_text("#warmup-warning")
+    page.fill("input[name=max_steps]", "30")
+    assert page.locator("#warmup-warning").is_hidden()
+    assert "About 20 min for 30 steps" in page.inner_text("#time-estimate")
