@@ -233,6 +233,11 @@ CELERY_BEAT_SCHEDULE["resume-waiting-runs"] = {
 CHROMIUM_PATH = env.str("CHROMIUM_PATH", "/usr/bin/chromium")
 RENDER_SIZE = env.int("RENDER_SIZE", 600, validate=validate.Range(min=16, max=4096))  # what the renderer accepts
 RENDER_TIMEOUT_S = env.int("RENDER_TIMEOUT_S", 60, validate=POSITIVE)
+# The rollout editor, where someone waits: a server render still running after this is
+# stopped (no reward; training keeps RENDER_TIMEOUT_S), and the in-browser preview of a
+# sketch still running after its budget is thrown away.
+EDITOR_RENDER_DEADLINE_S = env.float("EDITOR_RENDER_DEADLINE_S", 10.0, validate=validate.Range(min=0.5))
+EDITOR_PREVIEW_BUDGET_S = env.float("EDITOR_PREVIEW_BUDGET_S", 5.0, validate=validate.Range(min=0.5))
 MODELS_DIR = env.path("PAINTAPP_MODELS_DIR", BASE_DIR / "models")
 
 # --- Logging ---------------------------------------------------------------------------

@@ -123,6 +123,8 @@ class Revision(models.Model):
     rendering -> rendered (a painting that passed, ready to score) -> scoring -> done; a
     painting that failed the gate or the render is done at once with reward 0, like a
     rollout. `failed` is infrastructure only (no worker answered, a task crashed): no reward.
+    `cancelled` (by its author) and `deadline` (a render past the editor's deadline) were
+    stopped before a verdict: no reward either.
     """
 
     class Status(models.TextChoices):
@@ -131,6 +133,8 @@ class Revision(models.Model):
         SCORING = "scoring", "Scoring"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+        DEADLINE = "deadline", "Past the deadline"
 
     PENDING = (Status.RENDERING, Status.SCORING)
 

@@ -4,9 +4,38 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paintapp.env.reward import Recipe
+from paintapp.env.sandbox import BLANK_CANVAS, RENDER_TIMEOUT, RUNTIME_CODES
 from training.models import Revision, Rollout
 
 PARTS = ("gate", "length", "judge", "quality")
+# The recipe's "gate" part is 1 only when the sketch passed the static gate AND rendered
+# cleanly, so its row must not blame the gate for a render that failed.
+PART_LABELS = {"gate": "gate + render"}
+
+
+def failure_stage(violations: list[str]) -> str:
+    """Where a painting that did not pass failed: "gate" when the static gate found something
+    (the first stage), else "render" (the verdict codes of the render itself)."""
+    return "gate" if any(code not in RUNTIME_CODES for code in violations or []) else "render"
+
+
+def failure_label(violations: list[str]) -> str:
+    """A failed painting in two words; a blank canvas only when nothing else went wrong (an
+    error that stopped the sketch leaves a blank canvas too)."""
+    if RENDER_TIMEOUT in violations:
+        return "Timed out"
+    if failure_stage(violations) == "gate":
+        return "Gate failed"
+    return "Blank painting" if set(violations) == {BLANK_CANVAS} else "Render failed"
+
+
+def revision_status(revision: Revision) -> dict:
+    """The revision's state in words, and a key for its colour: a finished painting that did
+    not pass says whether the gate or the render failed it."""
+    if revision.status == Revision.Status.DONE and not revision.passed and revision.violations:
+        label = failure_label(revision.violations)
+        return {"key": "timeout" if label == "Timed out" else "zero", "text": label}
+    return {"key": revision.status, "text": revision.get_status_display()}
 
 
 def render_diagnostics(errors: list[dict]) -> list[dict]:
@@ -31,6 +60,12 @@ class Side:
     violations: list
     status: str
     note: str = ""
+
+    @property
+    def failure(self) -> str:
+        """How a painting that was judged failed ("Render failed", "Gate failed", ...), else ""."""
+        judged = self.status == "done" and not self.passed and self.violations
+        return failure_label(self.violations) if judged else ""
 
 
 def side_of_original(rollout: Rollout, image_url: str | None) -> Side:
@@ -58,9 +93,11 @@ def parts_table(recipe: Recipe, a: Side, b: Side | None) -> list[dict]:
         va = a.parts.get(name)
         vb = b.parts.get(name) if b else None
         delta = vb - va if va is not None and vb is not None else None
-        rows.append({"name": name, "weight": weights[name], "a": va, "b": vb, "delta": delta,
-                     "weighted_delta": None if delta is None else delta * weights[name]})
+        failed = name == "gate"  # how each side failed, beside its 0
+        rows.append({"name": name, "label": PART_LABELS.get(name, name), "weight": weights[name], "a": va, "b": vb,
+                     "delta": delta, "weighted_delta": None if delta is None else delta * weights[name],
+                     "a_failed": a.failure if failed else "", "b_failed": b.failure if failed and b else ""})
     delta = b.reward - a.reward if b and a.reward is not None and b.reward is not None else None
-    rows.append({"name": "reward", "weight": None, "a": a.reward, "b": b.reward if b else None, "delta": delta,
-                 "weighted_delta": delta})
+    rows.append({"name": "reward", "label": "reward", "weight": None, "a": a.reward, "b": b.reward if b else None,
+                 "delta": delta, "weighted_delta": delta, "a_failed": "", "b_failed": ""})
     return rows

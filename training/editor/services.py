@@ -3,9 +3,14 @@
 The web process never waits on a worker. `revision_render` and `revision_score` queue a
 task and return; `revision_sync`, called by the page's one-second poll, collects a finished
 result with `AsyncResult.ready()` and otherwise checks deadlines, so a missing or dead
-worker shows as a clear failure on the revision — never as a reward of 0. A sketch that
-loops forever is the render worker's problem (its watchdog kills the browser): here it is a
-`render_timeout` verdict like any other, worth 0 as it would be in training.
+worker shows as a clear failure on the revision — never as a reward of 0.
+
+Someone waits for an editor render, so it has a short deadline (EDITOR_RENDER_DEADLINE_S,
+as the task's soft time limit): a render still running then is stopped, and the revision is
+`deadline` with no reward — training gives a sketch RENDER_TIMEOUT_S, so the editor cannot
+say what it would have scored. When the worker's own watchdog is quicker, its
+`render_timeout` is a verdict like any other, worth 0 as in training. `revision_cancel`
+revokes the task at once; the revision is `cancelled`, again with no reward.
 
 A revision is rewarded exactly like a rollout: same recipe, references, render seed and
 size as the original, combined by the painting pipeline's `reward_of`.
@@ -28,8 +33,10 @@ from curation.models import Provenance, Reference
 from curation.services import reference_create
 from paintapp.celery import app as celery_app
 from paintapp.env.gate import MAX_SOURCE_CHARS, gate_source
+from paintapp.env.sandbox import BLANK_CANVAS
 from painting.pipeline import reward_of
 from painting.tasks import render_sketch, score_painting
+from training.editor.presenters import failure_stage
 from training.editor.selectors import rollout_recipe, rollout_render_settings
 from training.models import Revision, Rollout
 
@@ -38,6 +45,11 @@ from training.models import Revision, Rollout
 WORKER_WAIT_S = 120.0
 # After a worker took a task, how long past its hard time limit we wait before calling it lost.
 LOST_TASK_GRACE_S = 30.0
+# An editor render's hard time limit is its deadline plus this: the soft limit should end it
+# first (the renderer kills its browser), the hard one kills the worker process if not.
+HARD_LIMIT_GRACE_S = 15.0
+# How a stopped render task fails: the soft limit, or the hard one.
+TIME_LIMIT_ERRORS = ("SoftTimeLimitExceeded", "TimeLimitExceeded")
 
 
 class EditorError(ValueError):
@@ -83,13 +95,14 @@ def lint_diagnostics(code: str) -> dict:
 # --- revisions ------------------------------------------------------------------------------
 
 
-def _enqueue(revision_id: int, field: str, task, args: list, kwargs: dict, task_id: str, wait_s: float) -> None:
+def _enqueue(revision_id: int, field: str, task, args: list, kwargs: dict, task_id: str, wait_s: float,
+             **options: Any) -> None:
     """Send the task (after the revision row is committed); a broker that is down fails the
     revision at once with the reason, instead of leaving it waiting."""
     try:
         task.apply_async(
             args=args, kwargs=kwargs, task_id=task_id, expires=wait_s,
-            retry=True, retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5},
+            retry=True, retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5}, **options,
         )
     except Exception as exc:  # noqa: BLE001 - kombu raises many kinds of connection errors
         Revision.objects.filter(id=revision_id, **{field: task_id}).update(
@@ -102,10 +115,13 @@ def revision_render(
     *, rollout: Rollout, code: str, created_by: AbstractBaseUser | None, wait_s: float = WORKER_WAIT_S
 ) -> Revision:
     """Save `code` as a new revision of `rollout` and queue its render (gate + sandboxed render
-    on the `render` queue, with the rollout's seed and size). Returns at once."""
+    on the `render` queue, with the rollout's seed and size, stopped at the editor's
+    deadline). Returns at once."""
     code = code_clean(code)
     task_id = str(uuid.uuid4())
     render_args = rollout_render_settings(rollout)
+    deadline_s = settings.EDITOR_RENDER_DEADLINE_S
+    limits = {"soft_time_limit": deadline_s, "time_limit": deadline_s + HARD_LIMIT_GRACE_S}
     with transaction.atomic():
         revision = Revision.objects.create(
             rollout=rollout, code=code, status=Revision.Status.RENDERING, created_by=created_by,
@@ -114,7 +130,7 @@ def revision_render(
         # Rendered even when the gate fails (the reward stays 0): the author sees what it draws.
         kwargs = {**render_args, "render_failed_gate": True}
         transaction.on_commit(
-            lambda: _enqueue(revision.id, "render_task_id", render_sketch, [code], kwargs, task_id, wait_s)
+            lambda: _enqueue(revision.id, "render_task_id", render_sketch, [code], kwargs, task_id, wait_s, **limits)
         )
     revision.refresh_from_db()
     return revision
@@ -183,9 +199,11 @@ def revision_sync(*, revision: Revision, now: datetime | None = None) -> Revisio
     now = now or timezone.now()
     elapsed = (now - revision.stage_started_at).total_seconds() if revision.stage_started_at else 0.0
     what = "render" if rendering else "score"
-    limit_s = settings.RENDER_TIME_LIMIT_S if rendering else settings.SCORE_TIME_LIMIT_S
+    limit_s = settings.EDITOR_RENDER_DEADLINE_S + HARD_LIMIT_GRACE_S if rendering else settings.SCORE_TIME_LIMIT_S
     if state == "SUCCESS" and isinstance(outcome, dict):
         return _finish(revision, rendering, outcome=outcome)
+    if rendering and state == "FAILURE" and type(outcome).__name__ in TIME_LIMIT_ERRORS:
+        return _finish(revision, rendering, error=_past_deadline(), status=Revision.Status.DEADLINE)
     if state in ("FAILURE", "REVOKED"):
         if state == "REVOKED" or "expired" in str(outcome).lower():
             return _finish(revision, rendering, error=_no_worker(what, revision.wait_s))
@@ -210,8 +228,19 @@ def _no_worker(what: str, wait_s: float) -> str:
     )
 
 
-def _finish(revision: Revision, rendering: bool, *, outcome: dict | None = None, error: str = "") -> Revision:
-    """Store a finished task's outcome once, even when two polls race to collect it."""
+def _past_deadline() -> str:
+    deadline_s = settings.EDITOR_RENDER_DEADLINE_S
+    return (
+        f"The render was still running after {deadline_s:g} s, the editor's deadline, so it was stopped; "
+        f"an endless loop is the usual cause. Training gives a sketch {settings.RENDER_TIMEOUT_S} s, so this "
+        "is no verdict: no reward (not a 0)."
+    )
+
+
+def _finish(revision: Revision, rendering: bool, *, outcome: dict | None = None, error: str = "",
+            status: str = Revision.Status.FAILED) -> Revision:
+    """Store a finished task's outcome once, even when two polls race to collect it (or a
+    Cancel got there first)."""
     with transaction.atomic():
         locked = Revision.objects.select_for_update().get(pk=revision.pk)
         expected = Revision.Status.RENDERING if rendering else Revision.Status.SCORING
@@ -219,7 +248,7 @@ def _finish(revision: Revision, rendering: bool, *, outcome: dict | None = None,
             locked.task_state = ""
             return locked
         if error:
-            locked.status = Revision.Status.FAILED
+            locked.status = status
             locked.error = error[:2000]
             locked.finished_at = timezone.now()
         elif rendering:
@@ -262,15 +291,59 @@ def _apply_score(revision: Revision, score: dict) -> None:
     revision.finished_at = timezone.now()
 
 
+def revision_cancel(*, revision: Revision, cancelled_by: AbstractBaseUser | None, now: datetime | None = None) -> Revision:
+    """Stop a revision that is rendering or scoring: its task is revoked (a worker running it
+    is told to terminate it) and the revision is `cancelled`, with no reward. A result that
+    arrives later is never collected."""
+    with transaction.atomic():
+        locked = Revision.objects.select_for_update().get(pk=revision.pk)
+        if not locked.is_pending:
+            raise EditorError(f"Revision {locked.id} is not rendering or scoring any more: nothing to cancel.",
+                              status=409)
+        rendering = locked.status == Revision.Status.RENDERING
+        task_id = locked.render_task_id if rendering else locked.score_task_id
+        now = now or timezone.now()
+        elapsed = (now - locked.stage_started_at).total_seconds() if locked.stage_started_at else 0.0
+        who = cancelled_by.get_username() if cancelled_by else "someone"
+        note = f"Cancelled by {who} after {elapsed:.0f} s of {'rendering' if rendering else 'scoring'}"
+        try:
+            celery_app.control.revoke(task_id, terminate=True)
+            note += "; the worker was told to stop it. No reward (not a 0)."
+        except Exception as exc:  # noqa: BLE001 - kombu raises many kinds of connection errors
+            note += (f"; the broker did not answer ({type(exc).__name__}), so the task runs out on its own and "
+                     "its result is ignored. No reward (not a 0).")
+        locked.status = Revision.Status.CANCELLED
+        locked.error = note
+        locked.finished_at = now
+        locked.save(update_fields=["status", "error", "finished_at"])
+    locked.task_state = ""
+    return locked
+
+
 # --- promote --------------------------------------------------------------------------------
+
+
+def promotion_refusal(rollout: Rollout) -> str:
+    """Why the rollout's painting cannot become a reference, or "" when it can: a curator's
+    grade is for a painting that passed the gate and the render."""
+    if not rollout.png:
+        return "This rollout has no painting to promote."
+    if BLANK_CANVAS in rollout.violations:
+        return "This painting is blank (blank_canvas): there is nothing in it to grade, so it cannot be promoted."
+    if not rollout.passed:
+        codes = ", ".join(rollout.violations) or "no verdict"
+        return (f"This painting failed the {failure_stage(rollout.violations)} ({codes}): only a painting that "
+                "passed the gate and the render can be promoted.")
+    return ""
 
 
 def rollout_promote(*, rollout: Rollout, created_by: AbstractBaseUser | None) -> tuple[Reference, bool]:
     """Put the rollout's painting, with its sketch, into the reference library for a curator
     to grade. Content-addressed: promoting the same painting again returns the existing
     reference and False."""
-    if not rollout.png:
-        raise EditorError("This rollout has no painting to promote.", status=409)
+    refusal = promotion_refusal(rollout)
+    if refusal:
+        raise EditorError(refusal, status=409)
     run = rollout.run
     label = f"run-{run.id}-step-{rollout.step}-group-{rollout.group}-position-{rollout.position}.png"
     try:
