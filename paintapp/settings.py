@@ -144,6 +144,11 @@ STATICFILES_DIRS = [
     ("vendor/htmx", NODE_MODULES / "htmx.org" / "dist"),
     ("vendor/uplot", NODE_MODULES / "uplot" / "dist"),
     ("vendor/codemirror", NODE_MODULES / ".studio"),  # esbuild bundle made by `make setup`
+    # The render harness and the very p5/p5.brush files the render workers load, for the
+    # editor's in-browser preview (training/editor/preview.py).
+    ("paint-harness", BASE_DIR / "paintapp" / "env" / "page"),
+    ("vendor/p5", NODE_MODULES / "p5" / "lib"),
+    ("vendor/p5.brush", NODE_MODULES / "p5.brush" / "dist"),
 ]
 MEDIA_URL = "media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", BASE_DIR / "media")

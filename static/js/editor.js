@@ -1,5 +1,6 @@
 // The rollout editor: CodeMirror 6 (bundled at setup into window.StudioCodeMirror) with the
-// static gate as a live linter, render errors pinned to their line:col, and a draft kept in
+// static gate as a live linter, render errors pinned to their line:col, an instant preview
+// painted in this browser as you type (preview.js), and a draft kept in
 // localStorage per rollout so a reload or a crashed tab never loses an edit. Rendering and
 // scoring are plain htmx form posts; the revision panel polls itself while a worker works,
 // so nothing here ever waits on a render (a hostile sketch cannot hang this page).
@@ -133,6 +134,7 @@
     revert.hidden = getCode() === config.originalCode;
     clearTimeout(draftTimer);
     draftTimer = setTimeout(saveDraft, 300);
+    schedulePreview();
   }
 
   function offerDraft() {
@@ -154,6 +156,21 @@
   window.addEventListener("pagehide", () => { if (draftTimer) saveDraft(); });
   document.addEventListener("visibilitychange", () => { if (document.hidden && draftTimer) saveDraft(); });
   revert.addEventListener("click", () => setCode(config.originalCode));
+
+  // ------------------------------------------------------------------ preview
+  // Repainted in this browser a moment after typing stops (static/js/preview.js).
+  const PREVIEW_DELAY_MS = 400;
+  let previewTimer = null;
+  const preview = window.StudioPreview && config.preview && $("preview")
+    ? window.StudioPreview.start({
+      config: config.preview, figure: $("preview"), box: $("preview-box"), status: $("preview-status"), csrf,
+    })
+    : null;
+  function schedulePreview() {
+    if (!preview) return;
+    clearTimeout(previewTimer);
+    previewTimer = setTimeout(() => preview.paint(getCode()), PREVIEW_DELAY_MS);
+  }
 
   // ------------------------------------------------------------------ the editor
   function mountEditor() {
@@ -221,6 +238,7 @@
   }
   revert.hidden = getCode() === config.originalCode;
   offerDraft();
+  if (preview) preview.paint(getCode());
 
   // ------------------------------------------------------------------ htmx wiring
   // Refusals (empty code, too long, not scorable) come back as 4xx with a message to show.

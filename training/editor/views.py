@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from paintapp.env.gate import MAX_SOURCE_CHARS
 from paintapp.storage import stored_png_response
-from training.editor import presenters, selectors, services
+from training.editor import presenters, preview, selectors, services
 from training.models import Revision, Rollout
 
 TEMPLATE = "training/rollout.html"
@@ -62,7 +63,9 @@ def _panel_context(rollout: Rollout, revision: Revision | None) -> dict:
         "original": original,
         "edited": edited,
         "parts": presenters.parts_table(selectors.rollout_recipe(rollout), original, edited),
+        "revision_status": presenters.revision_status(revision) if revision else None,
         "elapsed_s": selectors.revision_elapsed_s(revision) if revision else 0.0,
+        "deadline_s": settings.EDITOR_RENDER_DEADLINE_S,
         "render_settings": selectors.rollout_render_settings(rollout),
         "revision_diagnostics": _revision_diagnostics(revision),
     }
@@ -80,7 +83,8 @@ def _revisions_context(rollout: Rollout, selected: Revision | None, oob: bool = 
     revisions = list(rollout.revisions.select_related("created_by").order_by("-created_at")[:REVISIONS_SHOWN])
     comparable = rollout.reward is not None
     rows = [
-        {"revision": r, "delta": r.reward - rollout.reward if comparable and r.reward is not None else None}
+        {"revision": r, "status": presenters.revision_status(r),
+         "delta": r.reward - rollout.reward if comparable and r.reward is not None else None}
         for r in revisions
     ]
     newest = selected or (revisions[0] if revisions else None)
@@ -97,12 +101,15 @@ def _page_context(request, rollout: Rollout, revision: Revision | None) -> dict:
         "following": following,
         "references": selectors.reference_verdicts(rollout, revision),
         "promoted": selectors.promoted_reference(rollout),
+        "promotion_refusal": services.promotion_refusal(rollout),
+        "original_failure": presenters.failure_label(rollout.violations) if not rollout.passed else "",
         "editor_config": {
             "rolloutId": rollout.id,
             "lintUrl": reverse("training:sketch-lint"),
             "originalCode": rollout.code,
             "originalDiagnostics": presenters.render_diagnostics(rollout.errors),
             "draftKey": f"paintapp.editorDraft.rollout.{rollout.id}",
+            "preview": preview.preview_config(selectors.rollout_render_settings(rollout)),
         },
     }
     return context
@@ -206,6 +213,20 @@ def sketch_lint(request):
 
 
 @require_POST
+def preview_kit(request):
+    """The stub module and sketch wrapper for the editor's in-browser preview, made for the
+    global names of the curator's browser (asked once per page, not per repaint)."""
+    try:
+        payload = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        return JsonResponse({"error": "Send JSON: {\"names\": [...]}."}, status=400)
+    try:
+        return JsonResponse(preview.preview_kit(payload.get("names") if isinstance(payload, dict) else None))
+    except services.EditorError as error:
+        return JsonResponse({"error": error.message}, status=error.status)
+
+
+@require_POST
 def revision_render(request, run_id: int, rollout_id: int):
     rollout = _rollout(run_id, rollout_id)
     try:
@@ -229,6 +250,20 @@ def revision_score(request, run_id: int, rollout_id: int, revision_id: int):
     revision.rollout = rollout
     if request.htmx:
         return _with_oob(request, rollout, services.revision_sync(revision=revision), changed=True)
+    return redirect(f"{reverse('training:rollout', args=[run_id, rollout_id])}?revision={revision.id}")
+
+
+@require_POST
+def revision_cancel(request, run_id: int, rollout_id: int, revision_id: int):
+    rollout = _rollout(run_id, rollout_id)
+    revision = _revision(rollout, revision_id)
+    try:
+        revision = services.revision_cancel(revision=revision, cancelled_by=request.user)
+    except services.EditorError as error:
+        return _refusal(request, rollout, error, revision)
+    revision.rollout = rollout
+    if request.htmx:
+        return _with_oob(request, rollout, revision, changed=True)
     return redirect(f"{reverse('training:rollout', args=[run_id, rollout_id])}?revision={revision.id}")
 
 

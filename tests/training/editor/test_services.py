@@ -1,21 +1,29 @@
 """The rollout editor's services and endpoints: lint, revisions rendered and scored by real
-workers exactly like the original rollout, timeouts and missing workers, promote, refusals."""
+workers exactly like the original rollout, timeouts and missing workers, cancel, promote,
+refusals, labels, and what the in-browser preview is given."""
 from __future__ import annotations
 
 import json
 import time
+import uuid
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from django.contrib.staticfiles import finders
 from django.urls import reverse
+from django.utils import timezone
 
 from curation.models import Provenance, Reference
 from paintapp.env.gate import MAX_SOURCE_CHARS
 from paintapp.env.length import length_score
+from paintapp.env.render_page import load_assets
 from paintapp.env.reward import Recipe
+from paintapp.env.sandbox import compose_module, shadowable, shadows_module
+from painting.services import renderer_config
 from tests.curation.factories import make_pool
 from tests.training.factories import GOOD, LOOP_FOREVER, make_run
-from training.editor import presenters, selectors, services
+from training.editor import presenters, preview, selectors, services
 from training.models import Revision, Rollout
 
 
@@ -257,3 +265,92 @@ def test_a_rollout_without_a_painting_cannot_be_promoted(client, curator, run):
     response = client.post(url("rollout-promote", failed))
     assert response.status_code == 409
     assert "no painting to promote" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_painting_that_failed_the_render_or_is_blank_is_not_promoted_and_the_refusal_says_why(client, curator, rollout):
+    client.force_login(curator)
+    rollout.passed, rollout.violations, rollout.reward = False, ["render_error"], 0.0
+    rollout.save(update_fields=["passed", "violations", "reward"])
+    failed = client.post(url("rollout-promote", rollout))
+    assert failed.status_code == 409
+    assert "This painting failed the render (render_error)" in failed.content.decode()
+
+    rollout.violations = ["blank_canvas"]
+    rollout.save(update_fields=["violations"])
+    page = client.get(url("rollout", rollout)).content.decode()
+    assert 'id="promote-button" disabled' in page and "This painting is blank (blank_canvas)" in page
+    blank = client.post(url("rollout-promote", rollout))
+    assert blank.status_code == 409 and "This painting is blank (blank_canvas)" in blank.content.decode()
+    assert not Reference.objects.filter(provenance=Provenance.ROLLOUT).exists()
+
+
+# --- cancel ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_cancel_stops_a_pending_revision_with_no_reward_and_refuses_a_finished_one(client, curator, rollout):
+    client.force_login(curator)
+    pending = Revision.objects.create(
+        rollout=rollout, code=GOOD, status=Revision.Status.RENDERING, created_by=curator,
+        render_task_id=str(uuid.uuid4()), stage_started_at=timezone.now() - timedelta(seconds=3), wait_s=60,
+    )
+    response = client.post(url("revision-cancel", rollout, pending.id), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and 'data-status="cancelled"' in response.content.decode()
+    pending.refresh_from_db()
+    assert pending.status == Revision.Status.CANCELLED and pending.reward is None and pending.parts == {}
+    assert pending.error.startswith("Cancelled by ada after 3 s of rendering; the worker was told to stop it.")
+    assert services.revision_sync(revision=pending).status == Revision.Status.CANCELLED  # never collected later
+
+    again = client.post(url("revision-cancel", rollout, pending.id), HTTP_HX_REQUEST="true")
+    assert again.status_code == 409 and "nothing to cancel" in again.content.decode()
+
+
+# --- labels ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_render_failure_is_labelled_as_one_and_the_parts_table_does_not_blame_the_gate(rollout):
+    recipe = selectors.rollout_recipe(rollout)
+    original = presenters.side_of_original(rollout, None)
+    labels = {}
+    for violations in (["render_error", "blank_canvas"], ["blank_canvas"], ["render_timeout"], ["bare_primitives"]):
+        revision = Revision(rollout=rollout, code=GOOD, status=Revision.Status.DONE, violations=violations,
+                            passed=False, reward=0.0, parts={"gate": 0.0, "length": 0.2})
+        labels[violations[0]] = presenters.revision_status(revision)["text"]
+        gate = presenters.parts_table(recipe, original, presenters.side_of_revision(revision, None))[0]
+        assert gate["label"] == "gate + render" and gate["delta"] == -1.0
+        assert gate["a_failed"] == "" and gate["b_failed"] == labels[violations[0]]  # beside the B side's 0
+    assert labels == {"render_error": "Render failed", "blank_canvas": "Blank painting",
+                      "render_timeout": "Timed out", "bare_primitives": "Gate failed"}
+
+
+# --- the preview ----------------------------------------------------------------------------------
+
+
+def test_the_preview_loads_the_very_files_of_the_render_workers_page_in_its_order():
+    assets = load_assets(renderer_config().asset_dir)
+    page_html = assets["/"][0].decode()
+    order = [page_html.index(f'src="{path}"') for path in preview.STATIC_FOR_PAGE_PATH]
+    assert order == sorted(order)  # STATIC_FOR_PAGE_PATH lists them as index.html loads them
+    assert preview.page_scripts() == list(preview.STATIC_FOR_PAGE_PATH.values())
+    for page_path, static_path in preview.STATIC_FOR_PAGE_PATH.items():
+        assert Path(finders.find(static_path)).read_bytes() == assets[page_path][0], static_path
+
+
+@pytest.mark.django_db
+def test_the_preview_kit_wraps_a_sketch_exactly_as_the_render_worker_does(client, curator):
+    client.force_login(curator)
+    kit_url = reverse("training:preview-kit")
+    names = ["document", "fetch", "rect", "Math", "break", "setup", "brush", "__paintExport"]
+    response = client.post(kit_url, json.dumps({"names": names}), content_type="application/json")
+    assert response.status_code == 200
+    kit = response.json()
+    shadowed = shadowable(names)
+    assert shadowed == ["document", "fetch", "rect"]  # allowed and unbindable names are left alone
+    assert kit["head"] + GOOD + kit["tail"] == compose_module(GOOD, shadowed)
+    assert kit["shadows"] == shadows_module(shadowed) and f'"{kit["specifier"]}"' in kit["head"]
+
+    for bad in ({"names": ["document", "x = 1; fetch('/')"]}, {"names": "document"}, ["document"]):
+        refused = client.post(kit_url, json.dumps(bad), content_type="application/json")
+        assert refused.status_code == 400 and refused.json()["error"]
