@@ -225,6 +225,13 @@ def test_the_preview_repaints_in_the_browser_without_asking_the_server_and_drops
     frame = page.locator("#preview-box iframe")
     assert frame.get_attribute("sandbox") == "allow-scripts"  # no allow-same-origin: an origin of its own
     assert "connect-src 'none'" in frame.get_attribute("srcdoc")
+    inside = next(f for f in page.frames if f.url == "about:srcdoc")
+    assert inside.evaluate("origin") == "null"  # not the studio's: no cookies, no DOM of the page
+    reach = """url => new Promise((resolve) => {
+        document.addEventListener("securitypolicyviolation", (e) => resolve(e.effectiveDirective), { once: true });
+        fetch(url).then(() => resolve("fetched"), () => {});
+    })"""
+    assert inside.evaluate(reach, live_server.url + reverse("training:runs")) == "connect-src"  # refused unsent
     painted = int(page.get_attribute("#preview", "data-generation"))
 
     # An edit repaints the preview, and the only request to the studio is the gate's lint.
