@@ -44,7 +44,7 @@ def _needs_painter(item) -> bool:
 
 
 def _files_in_xdist_order(items: list) -> list:
-    """`make test`'s two processes take a test file at a time, in this order: first the slow
+    """`make test`'s processes take a test file at a time, in this order: first the slow
     files that need no painter (the long corpus renders and fault runs start at once, so they
     do not end up as one process's tail), then those that need the painter (built in the
     meantime), then the quick files, which fill the gaps at the end; within each, the files
@@ -94,7 +94,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 # Redis databases reserved for tests, (broker, results) for each pytest-xdist worker: `make test`
-# runs the suite in two processes, and each must have its own queues, like its own database
+# runs the suite in three processes, and each must have its own queues, like its own database
 # (pytest-django gives each worker a test database of its own).
 TEST_REDIS_DBS = [(15, 14), (7, 6), (5, 4), (3, 2)]
 

@@ -61,7 +61,7 @@ def build(path: Path) -> None:
 
     from training.tiny_model import PAINTER_TEST_SPEC, build_tiny_model
 
-    # Below the tests, but not at the bottom: with two test processes busy, a build at nice 19
+    # Below the tests, but not at the bottom: with the test processes busy, a build at nice 19
     # finished long after everything else and the painter's tests waited minutes for it.
     os.nice(10)
     # Each pytest-xdist worker starts a build: the first builds, the others wait for it here.
