@@ -6,12 +6,13 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 export DJANGO_SETTINGS_MODULE ?= paintapp.settings
 
-.PHONY: help setup system-deps services demo test test-fast serve workers worker-train worker-render worker-score beat bench lint clean
+.PHONY: help setup setup-gpu system-deps services demo test test-fast serve workers worker-train worker-render worker-score beat bench lint clean
 
 help:
 	@echo "make demo    set everything up and run the studio on http://127.0.0.1:8000"
 	@echo "make test    set everything up and run the whole test suite"
 	@echo "make setup   install apt packages, the .venv and the npm assets only"
+	@echo "make setup-gpu   the same for the GPU box: CUDA torch with its CUDA runtime, and vLLM"
 	@echo "make worker-train|worker-render|worker-score   run one worker pool (e.g. on another machine)"
 	@echo "make beat    run Celery beat (one per deployment): it sends the reaper of runs whose trainer died"
 
@@ -20,12 +21,26 @@ setup: system-deps $(VENV)/.installed node_modules/.installed
 system-deps:
 	@scripts/system-deps.sh
 
-$(VENV)/.installed: requirements.txt pyproject.toml
+# The .venv from a requirements file, then this project as an editable install.
+define install_venv
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -r requirements.txt
+	$(PIP) install -q -r $(1)
 	$(PIP) install -q --no-deps --no-build-isolation -e .
+endef
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	$(call install_venv,requirements.txt)
 	@touch $@
+
+# The GPU box: requirements-gpu.txt is requirements.txt with PyPI's CUDA torch (and its CUDA
+# runtime packages) and vLLM; it replaces a CPU torch already in the .venv. It also satisfies
+# requirements.txt, so `make test` / `make demo` there do not reinstall.
+setup-gpu: system-deps $(VENV)/.installed-gpu node_modules/.installed
+
+$(VENV)/.installed-gpu: requirements-gpu.txt requirements.txt pyproject.toml
+	$(call install_venv,requirements-gpu.txt)
+	@touch $@ $(VENV)/.installed
 
 # CodeMirror is bundled from npm into one file for the rollout editor (never committed).
 node_modules/.installed: package.json package-lock.json static/src/codemirror-entry.js
