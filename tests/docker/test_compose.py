@@ -65,3 +65,37 @@ def test_the_assets_stage_builds_the_editor_bundle_the_settings_serve():
 
     served = {str(source) for _, source in (d for d in settings.STATICFILES_DIRS if isinstance(d, tuple))}
     assert str((REPO / outfile).parent) in served
+
+
+def compose_services(env_extra: dict[str, str] | None = None) -> dict:
+    import yaml
+
+    result = compose_config({"SECRET_KEY": "s" * 60} | (env_extra or {}))
+    assert result.returncode == 0, result.stderr
+    return yaml.safe_load(result.stdout)
+
+
+def test_the_train_and_score_workers_share_one_hugging_face_cache():
+    config = compose_services()
+    assert "hf-cache" in config["volumes"]
+    for name in ("worker-train", "worker-score"):
+        service = config["services"][name]
+        assert service["environment"]["HF_HOME"] == "/hf-cache", name
+        assert "hf-cache:/hf-cache:rw" in service["volumes"], name
+    # The image owns the mount point, so a new volume is writable by the workers' user.
+    assert re.search(r"mkdir -p [^\n]*/hf-cache && chown studio [^\n]*/hf-cache", DOCKERFILE.read_text())
+
+
+def test_the_trainer_reserves_the_gpus_asked_for_and_room_for_shared_memory():
+    train = compose_services({"TRAIN_GPUS": "all"})["services"]["worker-train"]
+    (device,) = train["deploy"]["resources"]["reservations"]["devices"]
+    assert device["count"] == "all" and device["capabilities"] == ["gpu"]
+    default = compose_services()["services"]["worker-train"]
+    assert str(default["deploy"]["resources"]["reservations"]["devices"][0]["count"]) == "1"
+    assert default["shm_size"] == "16gb"
+
+
+def test_the_train_image_installs_the_gpu_requirements_with_their_dependencies():
+    stage = DOCKERFILE.read_text().split("AS worker-train", 1)[1]
+    assert "COPY requirements-gpu.txt" in stage and "pip install -r requirements-gpu.txt" in stage
+    assert "--no-deps" not in stage
