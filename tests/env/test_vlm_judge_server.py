@@ -9,6 +9,8 @@ generated answer comes back as a verdict.
 from __future__ import annotations
 
 import random
+import threading
+import time
 
 import httpx
 
@@ -78,11 +80,23 @@ def test_an_unknown_model_name_gives_none_with_the_servers_error(vlm_server):
 
 def test_a_server_stopped_mid_run_gives_none_with_the_reason(start_vlm_server):
     server = start_vlm_server()
-    candidate, reference = paintings(2)
+    candidate, *references = paintings(7, seed=3)
+    outcome = []
     with judge_for(server, retries=2, backoff_s=0.1) as judge:
-        assert judge.compare(candidate, reference, prompt=PROMPT)[0] == 1.0
-        server.stop()
-        p, reason = judge.compare(candidate, reference, prompt=PROMPT)
-        assert p is None
-        assert reason.startswith("vlm judge failed after 3 attempt(s): ConnectError")
-        assert judge.stats["retries"] == 2 and judge.stats["failures"] == 1
+        run = threading.Thread(target=lambda: outcome.append(
+            judge_against_references(judge, candidate, list(enumerate(references)), prompt=PROMPT)
+        ))
+        run.start()
+        while judge.stats["requests"] < 3 and run.is_alive():  # the run is under way
+            time.sleep(0.01)
+        server.stop()  # SIGTERM: the answer in flight is finished, then nothing listens
+        run.join(timeout=120)
+        result = outcome[0]
+        assert result.references[0].score == 0.5  # judged before the stop
+        assert 1 <= result.dropped < len(references)  # dropped, never scored as a loss
+        assert result.score == 0.5  # the mean over the references that resolved
+        failed = [order for verdict in result.references for order in verdict.orders if order.p_candidate is None]
+        assert all(order.reason.startswith("vlm judge failed after 3 attempt(s): ") for order in failed)
+        assert any("ConnectError" in order.reason for order in failed)
+        p, reason = judge.compare(candidate, references[0], prompt=PROMPT)  # and later calls too
+        assert p is None and "ConnectError" in reason
