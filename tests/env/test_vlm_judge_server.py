@@ -8,6 +8,7 @@ generated answer comes back as a verdict.
 """
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -19,7 +20,7 @@ from paintapp.env.judges.vlm import VLMJudge
 from tests.support.tiny_vlm import JUDGE_ANSWER, random_painting
 
 PROMPT = "Paint a peach hibiscus in loose watercolour."
-TRAINED_REASON = "Painting A has the softer, more translucent washes."
+TRAINED_REASON = json.loads(JUDGE_ANSWER)["reason"]
 
 
 def paintings(count: int, seed: int = 2024) -> list[bytes]:

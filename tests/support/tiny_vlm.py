@@ -36,6 +36,7 @@ import os
 import random
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -309,11 +310,9 @@ def build_hpsv3(base_dir: Path, checkpoint: Path, *, seed: int = 0) -> None:
 
 
 def build(path: Path) -> None:
-    import time
-
     import torch
 
-    torch.set_num_threads(1)  # a shared 2-core box: one thread trains as fast as two here
+    torch.set_num_threads(1)  # a shared 2-core box: the other core stays with the tests
     started = time.monotonic()
     model, processor = build_judge(build_tokenizer(JUDGE_TOKENS, "<image>"))
     losses = sft_judge(model, processor)
