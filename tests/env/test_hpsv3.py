@@ -178,6 +178,11 @@ def test_weights_that_are_not_hpsv3s_are_refused(tiny_vlms, tiny_hpsv3, tmp_path
     save_file(state, str(tmp_path / "HPSv3.safetensors"))
     with pytest.raises(HPSv3Unavailable, match="missing.*layers.1.mlp.up_proj"):
         HPSv3Scorer(checkpoint=str(tmp_path / "HPSv3.safetensors"), base_model=tiny_hpsv3["base_model"], device="cpu")
+    state = load_file(tiny_hpsv3["checkpoint"])
+    state["model.embed_tokens.weight"] = state["model.embed_tokens.weight"][:-1].clone()  # no <|Reward|> row
+    save_file(state, str(tmp_path / "HPSv3.safetensors"))
+    with pytest.raises(HPSv3Unavailable, match="token embeddings"):
+        HPSv3Scorer(checkpoint=str(tmp_path / "HPSv3.safetensors"), base_model=tiny_hpsv3["base_model"], device="cpu")
 
 
 def test_a_chat_template_kept_beside_the_processor_config_is_used(tiny_hpsv3, scorer, tmp_path):

@@ -232,6 +232,11 @@ class HPSv3Scorer:
         if embeddings is None or not any(k.startswith("rm_head.") for k in state):
             raise HPSv3Unavailable(f"{checkpoint} is not an HPSv3 checkpoint (no embed_tokens or rm_head weights)")
         # The published model resized its embeddings to the tokenizer with <|Reward|> added.
+        if embeddings.shape[0] != len(tokenizer):
+            raise HPSv3Unavailable(
+                f"{checkpoint} has {embeddings.shape[0]} token embeddings but {base_model!r}'s tokenizer with "
+                f"{REWARD_TOKEN} has {len(tokenizer)} tokens: not HPSv3 weights for this base model"
+            )
         config.text_config.vocab_size = embeddings.shape[0]
         dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
         try:
