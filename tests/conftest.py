@@ -17,13 +17,15 @@ import redis  # noqa: E402
 from paintapp.env.render_config import RendererConfig  # noqa: E402
 from paintapp.env.renderer import Renderer  # noqa: E402
 from tests.support.painter import painter_path, start_build  # noqa: E402
+from tests.support.tiny_vlm import ensure_built as ensure_tiny_vlms  # noqa: E402
+from tests.support.vlm_server import VLMServer  # noqa: E402
 from tests.support.workers import REPO, BeatProcess, WorkerProcess  # noqa: E402
 
 # A test that uses one of these starts Chromium, a Celery worker, a live server or a model
 # build: it is `slow` (and `browser` when it drives the studio), so `make test-fast` skips it.
 SLOW_FIXTURES = {
     "chromium", "signed_in_page", "live_server", "start_worker", "start_beat", "worker_env", "embedded_env",
-    "tiny_model", "painter_model",
+    "tiny_model", "painter_model", "tiny_vlms", "vlm_server", "start_vlm_server",
     "renderer", "watchdog_renderer", "short_renderer", "unshadowed_renderer", "in_process", "hostile_renders", "legit_renders",
 }
 BROWSER_FIXTURES = {"chromium", "signed_in_page"}
@@ -136,6 +138,37 @@ def renderer():
     the renderer's own limits (watchdog, pixel budget, a dead browser) build their own."""
     with Renderer(RendererConfig(timeout_s=30)) as shared:
         yield shared
+
+
+@pytest.fixture(scope="session")
+def tiny_vlms() -> Path:
+    """The tiny vision-language models (tests/support/tiny_vlm.py): judge/, hpsv3-base/ and
+    HPSv3.safetensors, built once per machine (~20 s) into PAINTAPP_MODELS_DIR."""
+    return ensure_tiny_vlms()
+
+
+@pytest.fixture(scope="session")
+def vlm_server(tiny_vlms, tmp_path_factory):
+    """`transformers serve` running the tiny judge: a real OpenAI-compatible endpoint whose
+    GET /v1/models lists `vlm_server.model`; shared by the session, never stopped by a test."""
+    with VLMServer(tiny_vlms / "judge", tmp_path_factory.mktemp("vlm-server") / "serve.log") as server:
+        yield server
+
+
+@pytest.fixture
+def start_vlm_server(tiny_vlms, tmp_path):
+    """Factory: start_vlm_server() -> a VLMServer of the test's own, which it may stop; all
+    stopped at teardown."""
+    started: list[VLMServer] = []
+
+    def start() -> VLMServer:
+        server = VLMServer(tiny_vlms / "judge", tmp_path / f"vlm-server-{len(started)}.log")
+        started.append(server)
+        return server.start()
+
+    yield start
+    for server in started:
+        server.stop()
 
 
 @pytest.fixture

@@ -1,18 +1,13 @@
 """Single-image quality scorers: the fixed watercolour-craft score (`features`) on
-synthetic paintings and (slow) on rendered seed sketches, and the HPSv3 scorer's
-published mapping and its missing-package / missing-weights errors."""
+synthetic paintings and (slow) on rendered seed sketches (HPSv3: test_hpsv3.py)."""
 from __future__ import annotations
 
 import hashlib
-import math
-import sys
-import types
 from pathlib import Path
 
 import pytest
 
 from paintapp.env.features import image_features
-from paintapp.env.quality import hpsv3 as hpsv3_module
 from paintapp.env.quality import load_quality
 from paintapp.env.quality.features import (
     WEIGHTS,
@@ -21,7 +16,6 @@ from paintapp.env.quality.features import (
     quality_breakdown,
     ramp,
 )
-from paintapp.env.quality.hpsv3 import CHECKPOINT_ENV, HPSv3Scorer, HPSv3Unavailable, mu_to_score
 from tests.env.test_features import (
     hard_painting,
     muddy_painting,
@@ -104,91 +98,6 @@ def test_load_quality_builds_the_features_scorer_by_name():
     scorer = load_quality("features")
     assert scorer.name == "features"
     assert isinstance(scorer, FeatureQualityScorer)
-
-
-# ---------------------------------------------------------------------------------------
-# HPSv3
-
-
-def test_mu_to_score_is_the_published_logistic_of_mu_over_four():
-    assert mu_to_score(0.0) == 0.5
-    assert mu_to_score(4.0) == pytest.approx(1 / (1 + math.exp(-1)))
-    assert mu_to_score(-4.0) == pytest.approx(0.2689414213699951)
-    assert mu_to_score(10.0) == pytest.approx(0.9241418199787566)
-    assert mu_to_score(4.0) + mu_to_score(-4.0) == pytest.approx(1.0)
-    values = [mu_to_score(mu) for mu in (-1e6, -20, -5, -1, 0, 1, 5, 20, 1e6)]
-    assert values == sorted(values) and values[0] == 0.0 and values[-1] == 1.0
-
-
-def test_hpsv3_without_weights_names_the_environment_variable(monkeypatch):
-    monkeypatch.delenv(CHECKPOINT_ENV, raising=False)
-    with pytest.raises(HPSv3Unavailable, match=CHECKPOINT_ENV):
-        HPSv3Scorer()
-    monkeypatch.setenv(CHECKPOINT_ENV, "/nonexistent/hpsv3.safetensors")
-    with pytest.raises(HPSv3Unavailable, match="/nonexistent/hpsv3.safetensors"):
-        load_quality("hpsv3")
-
-
-def test_hpsv3_without_the_package_names_the_missing_package(monkeypatch, tmp_path):
-    checkpoint = tmp_path / "HPSv3.safetensors"
-    checkpoint.write_bytes(b"weights")
-    monkeypatch.setenv(CHECKPOINT_ENV, str(checkpoint))
-    monkeypatch.setitem(sys.modules, "hpsv3", None)  # importing it now fails, installed or not
-    with pytest.raises(HPSv3Unavailable, match="hpsv3") as err:
-        HPSv3Scorer()
-    assert isinstance(err.value, RuntimeError)
-
-
-def _fake_hpsv3(monkeypatch, reward):
-    """A stand-in `hpsv3` package (and torch) whose inferencer answers `reward(...)`."""
-    class Inferencer:
-        def __init__(self, config_path=None, checkpoint_path=None, device="cuda"):
-            self.device = device
-
-        def reward(self, image_paths, prompts):
-            return reward(image_paths, prompts)
-
-    class _NoGrad:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-    torch = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: False), inference_mode=_NoGrad)
-    monkeypatch.setitem(sys.modules, "torch", torch)
-    monkeypatch.setitem(sys.modules, "hpsv3", types.SimpleNamespace(HPSv3RewardInferencer=Inferencer))
-
-
-def test_hpsv3_maps_mu_and_returns_none_when_inference_fails(monkeypatch, tmp_path):
-    checkpoint = tmp_path / "HPSv3.safetensors"
-    checkpoint.write_bytes(b"weights")
-    seen = []
-    _fake_hpsv3(monkeypatch, lambda images, prompts: seen.append((images, prompts)) or [[2.0, 0.7]])
-    scorer = HPSv3Scorer(checkpoint=str(checkpoint), device="cpu")
-    assert scorer.name == "hpsv3"
-    assert scorer.score(soft_painting(0), prompt="a poppy") == pytest.approx(mu_to_score(2.0))
-    assert seen[0][1] == ["a poppy"] and seen[0][0][0].mode == "RGB"
-    assert scorer.score(b"not a png", prompt="x") is None
-
-    def broken(images, prompts):
-        raise RuntimeError("CUDA out of memory")
-
-    _fake_hpsv3(monkeypatch, broken)
-    assert HPSv3Scorer(checkpoint=str(checkpoint), device="cpu").score(soft_painting(0), prompt="x") is None
-
-
-def test_hpsv3_on_a_machine_without_cuda_says_so(monkeypatch, tmp_path):
-    checkpoint = tmp_path / "HPSv3.safetensors"
-    checkpoint.write_bytes(b"weights")
-    _fake_hpsv3(monkeypatch, lambda images, prompts: [[0.0, 1.0]])
-    with pytest.raises(HPSv3Unavailable, match="CUDA"):
-        HPSv3Scorer(checkpoint=str(checkpoint), device="cuda")
-
-
-def test_the_hpsv3_module_imports_nothing_heavy_until_a_scorer_is_built():
-    assert not hasattr(hpsv3_module, "torch")
-    assert "hpsv3" not in hpsv3_module.__dict__
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,7 +1,16 @@
-"""Checking that processes are gone, for the tests of the renderer's process handling."""
+"""Processes in tests: whether they are gone (the renderer's process handling), and free ports
+for the servers tests start."""
 from __future__ import annotations
 
+import socket
+
 import psutil
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def still_running(processes: list[psutil.Process], timeout: float = 5.0) -> list[psutil.Process]:

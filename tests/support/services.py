@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -27,15 +26,10 @@ from django.core.management import call_command
 from django.db import connections
 
 from paintapp.celery import app
+from tests.support.processes import free_port
 
 REDIS_SERVER = "/usr/bin/redis-server"
 POSTGRES_BIN = Path(os.environ.get("PAINTAPP_TEST_POSTGRES_BIN", "/usr/local/bin"))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Single-image quality scorers: score(png, *, prompt) -> float in [0, 1] | None.
 
 `features` (embedded, CPU): a fixed watercolour-craft score from image features.
-`hpsv3` (GPU box, optional extra): the HPSv3 preference model, mapped by 1/(1+exp(-mu/4)).
+`hpsv3` (GPU box: the published weights and Qwen2-VL-7B base): the HPSv3 preference model,
+mapped by 1/(1+exp(-mu/4)).
 None means the scorer could not answer (infrastructure).
 """
 from __future__ import annotations
