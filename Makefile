@@ -20,10 +20,11 @@ setup: system-deps $(VENV)/.installed node_modules/.installed
 system-deps:
 	@scripts/system-deps.sh
 
-$(VENV)/.installed: requirements.txt pyproject.toml
+$(VENV)/.installed: requirements.txt requirements-tracking.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -r requirements.txt
+	$(PIP) install -q --no-deps -r requirements-tracking.txt
 	$(PIP) install -q --no-deps --no-build-isolation -e .
 	@touch $@
 
