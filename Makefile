@@ -26,10 +26,11 @@ define install_venv
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -r $(1)
+	$(PIP) install -q --no-deps -r requirements-tracking.txt
 	$(PIP) install -q --no-deps --no-build-isolation -e .
 endef
 
-$(VENV)/.installed: requirements.txt pyproject.toml
+$(VENV)/.installed: requirements.txt requirements-tracking.txt pyproject.toml
 	$(call install_venv,requirements.txt)
 	@touch $@
 
@@ -38,7 +39,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 # requirements.txt, so `make test` / `make demo` there do not reinstall.
 setup-gpu: system-deps $(VENV)/.installed-gpu node_modules/.installed
 
-$(VENV)/.installed-gpu: requirements-gpu.txt requirements.txt pyproject.toml
+$(VENV)/.installed-gpu: requirements-gpu.txt requirements.txt requirements-tracking.txt pyproject.toml
 	$(call install_venv,requirements-gpu.txt)
 	@touch $@ $(VENV)/.installed
 

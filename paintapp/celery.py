@@ -37,6 +37,7 @@ app.conf.task_routes = {
     "training.tasks.reap_runs": {"queue": "score"},  # never `train`: it finds the train worker dead
     # `train`: the worker a resumed run needs, idle while its run waits for render or score workers.
     "training.tasks.resume_waiting_runs": {"queue": "train"},
+    "training.tasks.merge_run_adapter": {"queue": "train"},  # loads the base model, like the trainer
     "curation.tasks.*": {"queue": "score"},
 }
 app.autodiscover_tasks()

@@ -1,6 +1,8 @@
-"""TrainerCallbacks: TRL's metrics plus ours -> one Step row per step; the stop flag; sealed checkpoints."""
+"""TrainerCallbacks: TRL's metrics plus ours -> one Step row per step; the stop flag; sealed checkpoints;
+where the run's tracking lives."""
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -11,6 +13,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from paintapp.db import outlasting_restarts
 from training import metrics as keys
+from training import tracking
 from training.checkpoints import seal
 from training.models import Run, Step
 from training.rewarding import PaintingReward
@@ -102,3 +105,35 @@ class CheckpointCallback(TrainerCallback):
         seal(folder, state.global_step)
         outlasting_restarts(lambda: Run.objects.filter(id=self.run_id).update(checkpoint_step=state.global_step),
                             what="recording the checkpoint's step")
+
+
+class TrackingCallback(TrainerCallback):
+    """Opens the run's W&B run in its folder before TRL's WandbCallback would open one of its
+    own, and records where the tracking lives once the trackers are set up."""
+
+    def __init__(self, run: Run, report_to: str):
+        self.run = run
+        self.backends = tracking.backends(report_to)
+
+    def on_init_end(self, args, state, control, **kwargs):
+        if "wandb" in self.backends and state.is_world_process_zero:
+            import wandb
+
+            if wandb.run is not None:  # left open by a run of this worker that failed
+                wandb.finish()
+            # A stable id: a resumed run (another delivery, another process) goes on in the same W&B run.
+            wandb.init(project=tracking.TRACKING_PROJECT, name=tracking.tracking_name(self.run), dir=self.run.output_dir,
+                       id=f"paintapp-{self.run.id}-{int(self.run.created_at.timestamp())}", resume="allow")
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        # After TRL's integration callbacks (they come first in the list), so the trackers are open.
+        if state.is_world_process_zero and self.backends:
+            places = [tracking.trackio_place(self.run) if b == "trackio" else tracking.wandb_place() for b in self.backends]
+            Path(self.run.output_dir).mkdir(parents=True, exist_ok=True)
+            (Path(self.run.output_dir) / tracking.TRACKING_FILE).write_text(json.dumps(places, indent=1))
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if "wandb" in self.backends and state.is_world_process_zero:
+            import wandb
+
+            wandb.finish()  # TRL's WandbCallback leaves it open: the worker's next run would log into it

@@ -152,6 +152,10 @@ class RunArguments:
     render_deadline_s: float = argument(300.0, min=1.0, help="seconds for a whole group's renders")
     score_deadline_s: float = argument(300.0, min=1.0, help="seconds for a whole group's scoring")
     eval_samples_per_subject: int = argument(2, min=1, max=64, help="held-out replies per subject after training")
+    report_to: str = argument(
+        "none", choices=("none", "trackio", "wandb", "trackio,wandb"), label="Tracking", on_form=True,
+        help="also log metrics and completions to trackio (local files) and/or Weights & Biases",
+    )
 
     def __post_init__(self) -> None:
         errors = self.problems()

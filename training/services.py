@@ -24,6 +24,7 @@ from training.config import RunArguments
 from training.models import Rollout, Run
 from training.selectors import RunDeletion, resume_redo, run_deletion
 from training.tasks import run_training
+from training.tracking import tracking_problem
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,8 @@ def run_launch(
     base_model = base_model or default_base_model()
     _check_base_model(base_model)
     _check_pool(pool, recipe)
+    if problem := tracking_problem(args.report_to):
+        raise LaunchError(problem)
     _check_workers(recipe)  # last: it asks the workers (a second with the Redis broker)
     subjects = [s.strip() for s in (subjects or []) if s and s.strip()] or [SUBJECTS[0].text]
     with transaction.atomic():

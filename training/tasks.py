@@ -1,5 +1,5 @@
-"""Thin Celery tasks of training: train one run and resume runs waiting for workers (queue
-`train`); build a run's export zip and reap runs whose trainer went silent (queue `score`).
+"""Thin Celery tasks of training: train one run, merge a run's adapter and resume runs waiting
+for workers (queue `train`); build a run's export zip and reap runs whose trainer went silent (queue `score`).
 
 Routing is in paintapp/celery.py. The render and score tasks live in the painting app.
 """
@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from paintapp.workers import answering_queues
 from training.lifecycle import runs_reap
-from training.models import RunExport
+from training.models import Run, RunExport
 from training.trainer import train_run
 
 
@@ -46,3 +46,11 @@ def build_run_export(export_id: int) -> dict:
 
     export = run_export_build(export=RunExport.objects.select_related("run", "run__pool").get(id=export_id))
     return {"export_id": export_id, "status": export.status, "size_bytes": export.size_bytes}
+
+
+@shared_task(name="training.tasks.merge_run_adapter", bind=True, acks_late=True)
+def merge_run_adapter(self, run_id: int) -> dict:
+    """Merge a run's adapter into its base model in the run's folder (the run page's button)."""
+    from training.model_export import merge_run  # peft and transformers load in the task, not the module
+
+    return merge_run(run=Run.objects.select_related("pool", "created_by").get(id=run_id), task_id=self.request.id)

@@ -24,6 +24,7 @@ from training.config import RunArguments
 from training.lifecycle import Heartbeat, run_delivery_begin, run_owned
 from training.models import Rollout, Run, Step
 from training.pausing import WorkersMissing, run_pause
+from training.tracking import grpo_tracking_arguments
 
 log = logging.getLogger(__name__)
 ADAPTER_DIR = "adapter"
@@ -66,7 +67,7 @@ def grpo_config(run: Run, args: RunArguments):
         "save_strategy": "steps",
         "save_steps": args.checkpoint_every,
         "save_total_limit": 3,
-        "report_to": [],
+        **grpo_tracking_arguments(run, args.report_to),  # report_to, run_name, log_completions
         "shuffle_dataset": False,
         "disable_tqdm": True,
     })
@@ -88,7 +89,7 @@ def lora_config(args: RunArguments):
 def build_trainer(run: Run, args: RunArguments, task_id: str):
     from trl import GRPOTrainer
 
-    from training.callbacks import CheckpointCallback, RunCallback
+    from training.callbacks import CheckpointCallback, RunCallback, TrackingCallback
     from training.rewarding import PaintingReward
 
     reward = PaintingReward(run)
@@ -98,7 +99,7 @@ def build_trainer(run: Run, args: RunArguments, task_id: str):
         args=grpo_config(run, args),
         train_dataset=training_dataset(run, args),
         peft_config=lora_config(args),
-        callbacks=[RunCallback(run.id, reward, task_id), CheckpointCallback(run.id)],
+        callbacks=[RunCallback(run.id, reward, task_id), CheckpointCallback(run.id), TrackingCallback(run, args.report_to)],
     )
 
 

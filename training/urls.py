@@ -14,6 +14,7 @@ urlpatterns = [
     path("<int:run_id>/stop/", views.run_stop, name="stop"),
     path("<int:run_id>/resume/", views.run_resume, name="resume"),
     path("<int:run_id>/delete/", views.run_delete, name="delete"),
+    path("<int:run_id>/merge/", views.run_merge, name="merge"),
     path("<int:run_id>/rollouts/<int:rollout_id>.png", views.rollout_image, name="rollout-image"),
     path("", include("training.editor.urls")),
 ]

@@ -1,4 +1,4 @@
-"""Run pages: list, launch form, run page with live status, stop / resume / duplicate / delete."""
+"""Run pages: list, launch form, run page with live status, stop / resume / duplicate / delete / merge."""
 from __future__ import annotations
 
 from django.contrib import messages
@@ -13,8 +13,10 @@ from painting.selectors import recipe_names
 from training import metrics as keys
 from training import selectors, services
 from training.forms import LaunchForm
+from training.model_export import MERGE_PENDING, ModelExportError, merge_request, merge_state
 from training.models import Rollout, Run, RunExport
 from training.stats import run_thirds
+from training.tracking import tracking_places
 
 
 @require_GET
@@ -70,6 +72,9 @@ def run_detail(request, run_id: int):
         "thirds": [(r, run_thirds(r)) for r in [run, *compared]],
         "redo": selectors.resume_redo(run) if run.is_resumable else None,
         "time_left": selectors.time_left_s(run),
+        "tracking": tracking_places(run),
+        "merge": merge_state(run),
+        "merge_pending": MERGE_PENDING,
     }
     # A poll gets the header and, out of band, what sits below the curves.
     template = "training/_run_live.html" if request.htmx else "training/run.html"
@@ -136,6 +141,18 @@ def run_delete(request, run_id: int):
         messages.success(request, f"Deleted {run.name} with its steps, rollouts and files.")
         return redirect("training:runs")
     return render(request, "training/delete_confirm.html", {"run": run, "deletion": selectors.run_deletion(run)})
+
+
+@require_POST
+def run_merge(request, run_id: int):
+    """POST: merge the run's adapter into its base model in the run's folder, on the train worker."""
+    try:
+        merge_request(run=get_object_or_404(Run.objects.select_related("pool"), pk=run_id))
+    except ModelExportError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Merging the adapter into the base model: it runs on the train worker.")
+    return redirect("training:run", run_id=run_id)
 
 
 @require_GET

@@ -18,9 +18,17 @@ HTTP downloads, no Xet):
 A missing repository, revision or file is a 404 with the Hub's X-Error-Code (RepoNotFound,
 RevisionNotFound, EntryNotFound); the files of a gated repository are a 401 GatedRepo; both are
 what make huggingface_hub raise its usual errors.
+
+It also takes what `create_repo` and `upload_folder` send (with a Bearer token):
+    POST      /api/repos/create                            recorded in `created` (name, private, ...)
+    POST      /api/validate-yaml                           a model card's metadata: accepted
+    POST      /api/models/OWNER/NAME/preupload/REV         every file a plain git blob (no LFS or Xet)
+    POST      /api/models/OWNER/NAME/commit/REV            recorded in `pushes`; it becomes the
+                                                           branch's next commit, downloadable as above
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -42,12 +50,25 @@ class _Repo:
     gated: bool = False
 
 
+@dataclass
+class Push:
+    """One commit as `upload_folder` sent it."""
+
+    repo_id: str
+    revision: str
+    summary: str
+    files: dict[str, bytes]
+    oid: str
+
+
 class LocalHub:
     def __init__(self, *, bytes_per_second: int | None = None) -> None:
         """`bytes_per_second`: send files no faster than that, like a slow link (None: at once)."""
         self.bytes_per_second = bytes_per_second
         self.repos: dict[str, _Repo] = {}
         self.requests: list[tuple[str, str]] = []
+        self.created: dict[str, dict] = {}  # repo id -> what create_repo sent
+        self.pushes: list[Push] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
@@ -61,15 +82,23 @@ class LocalHub:
     def publish(self, repo_id: str, folder: Path, *, tag: str | None = None, gated: bool = False) -> str:
         """Commit every file under `folder` to `repo_id`'s main branch (and `tag`); return the commit sha."""
         files = {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+        return self._commit(repo_id, files, revision="main", tag=tag, gated=gated)
+
+    def _commit(self, repo_id: str, files: dict[str, bytes], *, revision: str, tag: str | None = None,
+                gated: bool | None = None, replace: bool = True) -> str:
         with self._lock:
             repo = self.repos.setdefault(repo_id, _Repo())
-            repo.gated = gated
-            digest = hashlib.sha1(repo.refs.get("main", "").encode())
+            if gated is not None:
+                repo.gated = gated
+            parent = repo.refs.get(revision, "")
+            if not replace and parent:  # a pushed commit adds to the files already there
+                files = {**repo.commits[parent], **files}
+            digest = hashlib.sha1(parent.encode())
             for path, data in files.items():
                 digest.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
             sha = digest.hexdigest()
             repo.commits[sha] = files
-            repo.refs["main"] = sha
+            repo.refs[revision] = sha
             if tag:
                 repo.refs[tag] = sha
         return sha
@@ -117,6 +146,7 @@ def _handler_for(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
     api_info = re.compile(r"^/api/models/([^/]+/[^/]+)(?:/revision/([^/]+))?$")
     api_tree = re.compile(r"^/api/models/([^/]+/[^/]+)/tree/([^/]+)$")
     resolve = re.compile(r"^/([^/]+/[^/]+)/resolve/([^/]+)/(.+)$")
+    api_upload = re.compile(r"^/api/models/([^/]+/[^/]+)/(preupload|commit)/([^/]+)$")
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -129,6 +159,45 @@ def _handler_for(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             self._answer(body=True)
+
+        def do_POST(self) -> None:
+            path = urlsplit(self.path).path
+            hub._record("POST", path)
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if not self.headers.get("Authorization", "").startswith("Bearer "):
+                return self._json({"error": "Invalid credentials in Authorization header"}, status=401)
+            if path == "/api/repos/create":
+                sent = json.loads(body)
+                repo_id = f"{sent['organization']}/{sent['name']}" if sent.get("organization") else sent["name"]
+                with hub._lock:
+                    hub.created[repo_id] = sent
+                    hub.repos.setdefault(repo_id, _Repo())
+                return self._json({"url": f"{hub.endpoint}/{repo_id}", "name": repo_id, "id": f"repo-{len(hub.created)}"})
+            if path == "/api/validate-yaml":
+                return self._json({"errors": [], "warnings": []})
+            if match := api_upload.match(path):
+                repo_id, kind, revision = match.group(1), match.group(2), unquote(match.group(3))
+                if repo_id not in hub.repos:
+                    return self._error(404, "RepoNotFound")
+                if kind == "preupload":
+                    files = json.loads(body)["files"]
+                    return self._json({"files": [
+                        {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]})
+                return self._push(repo_id, revision, body)
+            self._error(404, "")
+
+        def _push(self, repo_id: str, revision: str, body: bytes) -> None:
+            summary, files = "", {}
+            for line in body.splitlines():  # the commit is NDJSON: a header, then one line per file
+                item = json.loads(line)
+                if item["key"] == "header":
+                    summary = item["value"]["summary"]
+                elif item["key"] == "file":
+                    files[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
+            oid = hub._commit(repo_id, files, revision=revision, replace=False)
+            with hub._lock:
+                hub.pushes.append(Push(repo_id=repo_id, revision=revision, summary=summary, files=files, oid=oid))
+            self._json({"commitUrl": f"{hub.endpoint}/{repo_id}/commit/{oid}", "commitOid": oid, "pullRequestUrl": None})
 
         def _answer(self, *, body: bool) -> None:
             path = urlsplit(self.path).path
@@ -206,9 +275,9 @@ def _handler_for(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data[offset:offset + piece])
                 time.sleep(len(data[offset:offset + piece]) / hub.bytes_per_second)
 
-        def _json(self, payload) -> None:
+        def _json(self, payload, *, status: int = 200) -> None:
             data = json.dumps(payload).encode()
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
