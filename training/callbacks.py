@@ -13,7 +13,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from paintapp.db import outlasting_restarts
 from training import metrics as keys
-from training import tracking
+from training import together, tracking
 from training.checkpoints import seal
 from training.models import Run, Step
 from training.rewarding import PaintingReward
@@ -73,12 +73,11 @@ class RunCallback(TrainerCallback):
         outlasting_restarts(write, what=f"writing step {step}")
 
     def on_step_end(self, args, state, control, **kwargs):
-        if not state.is_world_process_zero:
-            return
-        task_id, stop_requested = outlasting_restarts(
+        # Every process of a multi-process run must stop at the same step: the main one reads the flag for all.
+        task_id, stop_requested = together.main_decides(lambda: outlasting_restarts(
             lambda: Run.objects.filter(id=self.run_id).values_list("task_id", "stop_requested").first(),
             what="reading the stop flag",
-        ) or ("", False)
+        ) or ("", False))
         if task_id != self.task_id:
             # Resumed in another task (this trainer had been reaped as lost) or deleted: the
             # run's files and rows are no longer this trainer's to write.
@@ -99,6 +98,7 @@ class CheckpointCallback(TrainerCallback):
         self.run_id = run_id
 
     def on_save(self, args, state, control, **kwargs):
+        together.wait_for_all()  # each process writes its own RNG state into the checkpoint
         if not state.is_world_process_zero:
             return
         folder = Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"

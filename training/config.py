@@ -17,6 +17,7 @@ RENDER_SIZES = (600, 512, 448, 384, 320, 256, 192, 128)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _NONE = {"none", "null"}
+MAX_PROCESSES = 8  # one machine's GPUs
 
 
 def argument(
@@ -156,6 +157,15 @@ class RunArguments:
         "none", choices=("none", "trackio", "wandb", "trackio,wandb"), label="Tracking", on_form=True,
         help="also log metrics and completions to trackio (local files) and/or Weights & Biases",
     )
+    num_processes: int = argument(
+        1, min=0, max=MAX_PROCESSES,
+        help="training processes: 1 trains in the train worker's own process; N > 1 starts N with accelerate "
+             "launch (one per GPU), sharing each step's completions; 0: one per visible GPU (1 without a GPU)",
+    )
+    accelerate_config: str = argument(
+        "", help="an accelerate config file on the train worker's machine (e.g. DeepSpeed ZeRO): the run is "
+                 "started with accelerate launch --config_file, even with one process",
+    )
 
     def __post_init__(self) -> None:
         errors = self.problems()
@@ -166,7 +176,13 @@ class RunArguments:
                 setattr(self, spec.name, float(getattr(self, spec.name)))
 
     def problems(self) -> list[str]:
-        return [p for spec in argument_specs() if (p := spec.problem(getattr(self, spec.name)))]
+        found = [p for spec in argument_specs() if (p := spec.problem(getattr(self, spec.name)))]
+        if not found and self.num_processes > 1:
+            try:
+                batch_layout(self, self.num_processes)
+            except ValueError as exc:
+                found.append(str(exc))
+        return found
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -186,6 +202,25 @@ class RunArguments:
         """The arguments another dataclass declares under the same names (e.g. TRL's GRPOConfig)."""
         theirs = {f.name for f in fields(config_class)}
         return {name: value for name, value in self.to_dict().items() if name in theirs}
+
+
+@dataclass(frozen=True)
+class BatchLayout:
+    """How the processes of a run share one step's completions (TRL's GRPOConfig fields)."""
+
+    per_device_train_batch_size: int
+    gradient_accumulation_steps: int
+
+
+def batch_layout(args: RunArguments, processes: int) -> BatchLayout:
+    """One step is `args.batch_size` completions (prompts_per_step groups of num_generations)
+    whatever the number of processes: each process generates an equal share of them, so
+    per-device batch × accumulation × processes = the step's completions, which TRL needs to
+    be whole groups (a multiple of num_generations). ValueError when they do not divide."""
+    if args.batch_size % processes:
+        raise ValueError(f"num_processes {processes} must divide a step's {args.batch_size} completions "
+                         "(num_generations × prompts_per_step)")
+    return BatchLayout(per_device_train_batch_size=args.batch_size // processes, gradient_accumulation_steps=1)
 
 
 @functools.cache

@@ -4,7 +4,7 @@ The reward function (training/rewarding.py) raises `WorkersMissing` when a step'
 were all lost to infrastructure twice and a queue they need still has no worker. TRL calls
 the reward function before the step's backward pass and optimizer step, so the exception ends
 `trainer.train()` with the model, optimizer and scheduler exactly as the last finished step
-left them. `run_pause` then writes a checkpoint of that step and marks the run `waiting`;
+left them. `checkpoint_now` then writes a checkpoint of that step and `run_pause` marks the run `waiting`;
 Resume (by hand, or `runs_resume_waiting` once the workers answer) redoes the lost step from
 it: no step is skipped and none is taken on the lost rollouts.
 """
@@ -17,6 +17,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from paintapp.workers import missing_worker_message
+from training import together
 from training.checkpoints import is_complete
 from training.models import Run
 
@@ -44,18 +45,18 @@ def checkpoint_now(trainer) -> int:
 
     step = trainer.state.global_step
     folder = Path(trainer.args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{step}"
-    if step and not is_complete(folder):  # sealed by training.checkpoints' callback on on_save
+    # Sealed by training.checkpoints' callback on on_save; every process saves its part, or none does.
+    if together.main_decides(lambda: bool(step) and not is_complete(folder)):
         trainer._save_checkpoint(trainer.model_wrapped, trial=None)
         trainer.control = trainer.callback_handler.on_save(trainer.args, trainer.state, trainer.control)
     return step
 
 
-def run_pause(*, run_id: int, task_id: str, trainer, missing: WorkersMissing) -> str:
-    """Checkpoint the last finished step and mark the run waiting for `missing.queue` (or
+def run_pause(*, run_id: int, task_id: str, step: int, missing: WorkersMissing) -> str:
+    """Mark the run, checkpointed at `step` (checkpoint_now), waiting for `missing.queue` (or
     stopped, when the curator asked it to stop meanwhile); the status it got. A trainer whose
     run was resumed in another task meanwhile writes nothing to the run."""
     close_old_connections()  # the wait for workers may have outlived the database connection
-    step = checkpoint_now(trainer)
     stopping = Run.objects.filter(id=run_id, stop_requested=True).exists()
     status = Run.Status.STOPPED if stopping else Run.Status.WAITING
     log.warning("run %s: step %s lost to infrastructure twice (%s): %s at step %s",

@@ -28,6 +28,7 @@ from paintapp.env.reward import Recipe
 from paintapp.workers import answering_queues
 from painting.pipeline import Batch, PaintJob, paint_batch, render_seed, stage_queues
 from training import metrics as keys
+from training import together
 from training.config import RunArguments
 from training.models import Rollout, Run
 from training.pausing import WorkersMissing
@@ -75,6 +76,37 @@ class PaintingReward:
 
     # TRL calls this; keep the signature permissive (it passes dataset columns and helpers).
     def __call__(self, prompts, completions, **kwargs) -> list[float | None]:
+        if together.count() == 1:
+            return self._step(prompts, completions, **kwargs)
+        return self._step_of_processes(prompts, completions, **kwargs)
+
+    def _step_of_processes(self, prompts, completions, **kwargs) -> list[float | None]:
+        """In a multi-process run TRL calls each process with its own share of the step's
+        completions, in rank order (the order in which it gathers the rewards into groups). The
+        main process judges the whole step as one batch, the way a single process does, so each
+        rollout gets its step-wide group, position and render seed, a lost step is retried and
+        paused once for all, and the step's metrics cover every completion; each process then
+        returns the rewards of its own share. Rendering and scoring happen on the workers: the
+        main process only waits for them, as the others would."""
+        subjects = kwargs.get("subject")
+        shares = together.gather((list(prompts), list(completions), None if subjects is None else list(subjects)))
+
+        def judge_all() -> tuple[list[float | None], tuple[int, str] | None]:
+            every_subject = None if any(share[2] is None for share in shares) else [s for share in shares for s in share[2]]
+            try:
+                rewards = self._step([p for share in shares for p in share[0]], [c for share in shares for c in share[1]],
+                                     **{**kwargs, "subject": every_subject})
+            except WorkersMissing as missing:
+                return [], (missing.step, missing.queue)
+            return rewards, None
+
+        rewards, missing = together.main_decides(judge_all)
+        if missing is not None:
+            raise WorkersMissing(step=missing[0], queue=missing[1])
+        start = sum(len(share[1]) for share in shares[:together.rank()])
+        return rewards[start:start + len(completions)]
+
+    def _step(self, prompts, completions, **kwargs) -> list[float | None]:
         state = kwargs.get("trainer_state")
         step = (state.global_step if state is not None else 0) + 1
         try:

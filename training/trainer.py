@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import traceback
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from django.db import close_old_connections
@@ -19,11 +20,13 @@ from django.utils import timezone
 
 from paintapp.db import outlasting_restarts
 from paintapp.env.prompts import build_messages, make_subject
+from training import together
 from training.checkpoints import checkpoint_step, discard_incomplete, last_checkpoint
-from training.config import RunArguments
+from training.config import RunArguments, batch_layout
+from training.launching import ProcessesFailed, train_in_processes
 from training.lifecycle import Heartbeat, run_delivery_begin, run_owned
 from training.models import Rollout, Run, Step
-from training.pausing import WorkersMissing, run_pause
+from training.pausing import WorkersMissing, checkpoint_now, run_pause
 from training.tracking import grpo_tracking_arguments
 
 log = logging.getLogger(__name__)
@@ -45,7 +48,7 @@ def training_dataset(run: Run, args: RunArguments):
     return Dataset.from_list(rows)
 
 
-def grpo_config(run: Run, args: RunArguments):
+def grpo_config(run: Run, args: RunArguments, *, processes: int = 1):
     """TRL's GRPOConfig: every run argument GRPOConfig also declares, plus what the app decides."""
     import torch
     from trl import GRPOConfig
@@ -60,8 +63,7 @@ def grpo_config(run: Run, args: RunArguments):
         "bf16": bf16,
         "gradient_checkpointing": on_gpu,  # TRL defaults it on; on CPU it only costs time
         "model_init_kwargs": {"dtype": "bfloat16"} if bf16 else None,
-        "per_device_train_batch_size": args.batch_size,
-        "gradient_accumulation_steps": 1,
+        **asdict(batch_layout(args, processes)),
         "chat_template_kwargs": {"enable_thinking": False},  # Qwen3 templates think by default
         "logging_steps": 1,
         "save_strategy": "steps",
@@ -86,7 +88,7 @@ def lora_config(args: RunArguments):
     )
 
 
-def build_trainer(run: Run, args: RunArguments, task_id: str):
+def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int = 1):
     from trl import GRPOTrainer
 
     from training.callbacks import CheckpointCallback, RunCallback, TrackingCallback
@@ -96,7 +98,7 @@ def build_trainer(run: Run, args: RunArguments, task_id: str):
     return GRPOTrainer(
         model=run.base_model,
         reward_funcs=reward,
-        args=grpo_config(run, args),
+        args=grpo_config(run, args, processes=processes),
         train_dataset=training_dataset(run, args),
         peft_config=lora_config(args),
         callbacks=[RunCallback(run.id, reward, task_id), CheckpointCallback(run.id), TrackingCallback(run, args.report_to)],
@@ -107,6 +109,29 @@ def _forget_steps_after(run: Run, step: int) -> None:
     """A resumed run redoes the steps after its checkpoint: their old rows would be duplicates."""
     Step.objects.filter(run=run, step__gt=step).delete()
     Rollout.objects.filter(run=run, step__gt=step).delete()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run's training ended in its process(es): `trained` (every step, or `stopped` on
+    request), `paused` at `steps` for a queue without workers (training/pausing.py), or
+    `superseded` (resumed in another task meanwhile). Crosses from the training processes to
+    the train task as JSON (training/launching.py)."""
+
+    ended: str
+    steps: int = 0
+    stopped: bool = False
+    missing_step: int = 0
+    missing_queue: str = ""
+
+
+def process_count(args: RunArguments) -> int:
+    """The processes a run trains in: num_processes, or for 0 one per visible GPU (1 without)."""
+    if args.num_processes:
+        return args.num_processes
+    import torch
+
+    return max(1, torch.cuda.device_count())
 
 
 def train_run(run_id: int, *, task_id: str, resume: bool = False) -> str:
@@ -122,11 +147,6 @@ def train_run(run_id: int, *, task_id: str, resume: bool = False) -> str:
 
 
 def _train(run: Run, args: RunArguments, task_id: str, *, resume: bool) -> str:
-    import torch
-
-    if not torch.cuda.is_available():
-        torch.set_num_threads(max(1, args.torch_threads))
-
     checkpoint = last_checkpoint(run.output_dir) if resume else None
     discard_incomplete(run.output_dir)
     done = checkpoint_step(checkpoint) if checkpoint else 0
@@ -136,25 +156,59 @@ def _train(run: Run, args: RunArguments, task_id: str, *, resume: bool) -> str:
     )
     mine = Run.objects.filter(id=run.id, task_id=task_id)  # a trainer whose run was resumed elsewhere writes nothing
     try:
-        trainer = build_trainer(run, args, task_id)
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-        if not run_owned(run_id=run.id, task_id=task_id):
-            return "superseded"
-        trainer.save_model(str(Path(run.output_dir) / ADAPTER_DIR))
-    except WorkersMissing as missing:
-        return run_pause(run_id=run.id, task_id=task_id, trainer=trainer, missing=missing)
+        processes = process_count(args)
+        batch_layout(args, processes)  # num_processes=0 is only counted here
+        if processes > 1 or args.accelerate_config:
+            outcome = Outcome(**train_in_processes(
+                run_id=run.id, task_id=task_id, checkpoint=checkpoint, processes=processes,
+                config_file=args.accelerate_config,
+            ))
+        else:
+            outcome = train_steps(run, args, task_id, checkpoint=checkpoint)
     except Exception as exc:  # noqa: BLE001 - the run records why it failed
         log.exception("run %s failed", run.id)
-        error = f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()[-4000:]}"
+        error = exc.report if isinstance(exc, ProcessesFailed) else (
+            f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()[-4000:]}")
         outlasting_restarts(lambda: mine.update(status=Run.Status.FAILED, finished_at=timezone.now(), error=error),
                             what="recording the run's failure")
         return Run.Status.FAILED
-    outlasting_restarts(run.refresh_from_db, what="reading the run's stop flag")
-    status = Run.Status.STOPPED if run.stop_requested else Run.Status.FINISHED
-    outlasting_restarts(lambda: mine.update(steps_done=trainer.state.global_step), what="recording the run's steps")
-    if status == Run.Status.FINISHED:
+    return _record(run, task_id, outcome)
+
+
+def train_steps(run: Run, args: RunArguments, task_id: str, *, checkpoint: Path | None, processes: int = 1) -> Outcome:
+    """Train the run from `checkpoint` in this process: the train task's own, or each of the
+    processes accelerate launch started (training/launching.py), which all run this together."""
+    import torch
+
+    if not torch.cuda.is_available():
+        torch.set_num_threads(max(1, args.torch_threads))
+    trainer = build_trainer(run, args, task_id, processes=processes)
+    try:
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    except WorkersMissing as missing:
+        return Outcome("paused", steps=checkpoint_now(trainer), missing_step=missing.step, missing_queue=missing.queue)
+    if not together.main_decides(lambda: run_owned(run_id=run.id, task_id=task_id)):
+        return Outcome("superseded")
+    trainer.save_model(str(Path(run.output_dir) / ADAPTER_DIR))
+    stopped = together.main_decides(lambda: bool(outlasting_restarts(
+        lambda: Run.objects.filter(id=run.id).values_list("stop_requested", flat=True).first(),
+        what="reading the run's stop flag")))
+    if not stopped and together.is_main():
         _evaluate(run, trainer)
-    outlasting_restarts(lambda: mine.update(status=status, finished_at=timezone.now()), what="recording the run's end")
+    return Outcome("trained", steps=trainer.state.global_step, stopped=stopped)
+
+
+def _record(run: Run, task_id: str, outcome: Outcome) -> str:
+    """Write how training ended on the run (unless it is no longer this task's); its status."""
+    if outcome.ended == "superseded":
+        return "superseded"
+    if outcome.ended == "paused":
+        missing = WorkersMissing(step=outcome.missing_step, queue=outcome.missing_queue)
+        return run_pause(run_id=run.id, task_id=task_id, step=outcome.steps, missing=missing)
+    mine = Run.objects.filter(id=run.id, task_id=task_id)
+    status = Run.Status.STOPPED if outcome.stopped else Run.Status.FINISHED
+    outlasting_restarts(lambda: mine.update(steps_done=outcome.steps, status=status, finished_at=timezone.now()),
+                        what="recording the run's end")
     return status
 
 

@@ -22,3 +22,10 @@ def painter_model(request) -> str:
     path = painter_path()
     wait_for_build(getattr(request.config, "painter_build", None), path, timeout_s=1800)
     return str(path)
+
+
+@pytest.fixture
+def workers(start_worker, worker_env) -> dict:
+    """A real train, render and score worker each (the end-to-end runs), by queue."""
+    worker_env["RENDER_TIMEOUT_S"] = "20"
+    return {queue: start_worker(queue) for queue in ("train", "render", "score")}

@@ -101,3 +101,38 @@ def test_grpo_config_gets_every_argument_it_shares_by_name_and_none_of_the_app_o
     assert {name: getattr(config, name) for name in shared} == shared
     assert (config.per_device_train_batch_size, config.save_steps, config.seed) == (8, 3, 3)
     assert not any(hasattr(config, name) for name in ("render_size", "lora_r", "torch_threads", "checkpoint_every"))
+
+
+# -- several processes -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("arguments", "processes", "layout"), [
+    ({}, 1, (8, 1)),
+    ({}, 2, (4, 1)),
+    ({"num_generations": 4, "prompts_per_step": 2}, 8, (1, 1)),
+    ({"num_generations": 6}, 3, (2, 1)),
+])
+def test_a_steps_completions_are_shared_equally_by_the_processes(arguments, processes, layout):
+    from training.config import batch_layout
+
+    shared = batch_layout(RunArguments(**arguments), processes)
+    assert (shared.per_device_train_batch_size, shared.gradient_accumulation_steps) == layout
+    assert shared.per_device_train_batch_size * shared.gradient_accumulation_steps * processes == \
+        RunArguments(**arguments).batch_size
+
+
+def test_a_number_of_processes_that_does_not_divide_a_steps_completions_is_refused_at_launch():
+    with pytest.raises(ValueError, match=r"num_processes 3 must divide a step's 8 completions"):
+        RunArguments(num_processes=3)
+    assert RunArguments(num_processes=0).problems() == []  # one per visible GPU: counted on the train worker
+
+
+def test_grpo_config_gives_each_process_its_share_of_the_step():
+    from training.models import Run
+    from training.trainer import grpo_config
+
+    # Two groups of 4 in two processes; built here in one process, where TRL checks one share is whole groups.
+    args = RunArguments(num_generations=4, prompts_per_step=2, num_processes=2)
+    config = grpo_config(Run(output_dir="/tmp/run-config-test", seed=3), args, processes=2)
+    assert (config.per_device_train_batch_size, config.gradient_accumulation_steps) == (4, 1)
+    assert not hasattr(config, "num_processes") and not hasattr(config, "accelerate_config")

@@ -27,12 +27,6 @@ def pool(curator):
     return make_pool(curator, name="e2e")
 
 
-@pytest.fixture
-def workers(start_worker, worker_env):
-    worker_env["RENDER_TIMEOUT_S"] = "20"
-    return {queue: start_worker(queue) for queue in ("train", "render", "score")}
-
-
 def lora_b_norm(adapter_dir: Path) -> float:
     from safetensors.numpy import load_file
 
