@@ -2,18 +2,21 @@
 of the tiny painter model with real train / render / score workers and Chromium."""
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
 import psutil
 import pytest
 
+from paintapp.workers import missing_worker_message
 from tests.curation.factories import make_pool
 from tests.support.processes import still_running
 from tests.support.runs import FAST, wait_for, wait_until_ended
 from training import services
 from training.launching import failure_report, launch_command
 from training.models import Rollout, Run, Step
+from training.tasks import resume_waiting_runs
 
 TWO_PROCESSES = FAST | {"num_processes": 2, "max_completion_length": 1024}
 
@@ -48,10 +51,44 @@ def test_a_two_process_run_finishes_with_each_step_once_and_each_rollout_once_in
         assert step.reward_mean == pytest.approx(sum(valid) / len(valid), abs=1e-5)
     assert rollouts.exclude(png="").exists(), "nothing rendered: the painter model never passed the gate"
     assert (Path(run.output_dir) / "adapter" / "adapter_model.safetensors").exists()
+    sealed = json.loads((Path(run.output_dir) / "checkpoint-2" / "complete.json").read_text())["files"]
+    assert {"rng_state_0.pth", "rng_state_1.pth"} <= set(sealed)  # sealed once both processes had saved
     assert run.eval_result.get("samples"), run.eval_result  # the main process evaluated the adapter
     trainer_log = worker_log(workers["train"])
     assert "starting 2 training processes" in trainer_log
     assert f"run {run.id} | " in trainer_log  # the processes' lines reach the worker's log
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_two_process_run_without_render_workers_pauses_at_its_last_step_and_resumes_to_exactly_its_steps(
+    start_worker, worker_env, pool, painter_model
+):
+    worker_env.update(RENDER_TIMEOUT_S="20", PAINTAPP_WORKER_WAIT_S="2")
+    for queue in ("train", "score"):
+        start_worker(queue)
+    render = start_worker("render")
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=painter_model, arguments=TWO_PROCESSES | {
+        "max_steps": 3, "render_deadline_s": 10, "checkpoint_every": 100})
+    wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 400, "step 1")
+    render.stop()
+    run = wait_until_ended(run, timeout=300, ends=("waiting", "failed"))
+    assert run.status == "waiting", run.error
+    paused_at = run.steps_done
+    assert run.waiting_for == missing_worker_message("render")
+    assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == list(range(1, paused_at + 1))
+    checkpoint = Path(run.output_dir) / f"checkpoint-{paused_at}"
+    assert json.loads((checkpoint / "trainer_state.json").read_text())["global_step"] == run.checkpoint_step == paused_at
+    assert {"rng_state_0.pth", "rng_state_1.pth"} <= set(json.loads((checkpoint / "complete.json").read_text())["files"])
+    assert Rollout.objects.filter(run=run, step=paused_at + 1).count() == 4  # the lost step's, with their reasons
+
+    start_worker("render")
+    assert resume_waiting_runs.delay().get(timeout=60) == [run.id]
+    run = wait_until_ended(run, timeout=500)
+    assert run.status == "finished", run.error
+    assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1, 2, 3]
+    assert Counter(Rollout.objects.filter(run=run).values_list("step", "group", "position")) == {
+        (step, 0, position): 1 for step in (1, 2, 3) for position in range(4)}
 
 
 @pytest.mark.slow
