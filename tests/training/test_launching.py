@@ -61,6 +61,25 @@ def test_a_two_process_run_finishes_with_each_step_once_and_each_rollout_once_in
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
+def test_stop_ends_a_two_process_run_after_a_step_in_both_processes_with_its_adapter_and_checkpoint(
+    workers, pool, painter_model
+):
+    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=painter_model,
+                              arguments=TWO_PROCESSES | {"max_steps": 50})
+    wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 400, "step 1")
+    services.run_stop(run=Run.objects.get(id=run.id))
+    run = wait_until_ended(run, timeout=300)
+    assert run.status == "stopped", run.error
+    assert 1 <= run.steps_done < 50 and run.checkpoint_step == run.steps_done
+    assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == list(range(1, run.steps_done + 1))
+    checkpoint = Path(run.output_dir) / f"checkpoint-{run.steps_done}"
+    assert {"rng_state_0.pth", "rng_state_1.pth"} <= set(json.loads((checkpoint / "complete.json").read_text())["files"])
+    assert (Path(run.output_dir) / "adapter" / "adapter_model.safetensors").exists()
+    assert not run.eval_result  # a stopped run is not evaluated
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
 def test_a_two_process_run_without_render_workers_pauses_at_its_last_step_and_resumes_to_exactly_its_steps(
     start_worker, worker_env, pool, painter_model
 ):
