@@ -96,7 +96,10 @@ def train_in_processes(*, run_id: int, task_id: str, checkpoint: Path | None, pr
         finally:
             end_tree(launcher)
         outcome = report_dir / OUTCOME
-        if code == 0 and outcome.exists():
+        if outcome.exists():  # the main process finished the run (adapter saved, evaluated) before any failure
+            if code != 0:
+                log.warning("run %s: training processes exited with %s after their outcome: %s", run_id, code,
+                            failure_report(report_dir, code, list(tail), processes))
             return json.loads(outcome.read_text())
         raise ProcessesFailed(failure_report(report_dir, code, list(tail), processes))
 
