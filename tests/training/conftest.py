@@ -22,3 +22,12 @@ def painter_model(request) -> str:
     path = painter_path()
     wait_for_build(getattr(request.config, "painter_build", None), path, timeout_s=1800)
     return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_vl_model(tmp_path_factory) -> str:
+    """A Qwen3.5-MoE vision-language model (vision tower, routed experts, processor files) of
+    ~300K parameters with a one-step SFT (~1 min): it runs the VL training path, not a painter."""
+    from training.tiny_vl_model import QUICK_VL_SPEC, build_tiny_vl_model
+
+    return str(build_tiny_vl_model(tmp_path_factory.mktemp("models") / "tiny-vl", QUICK_VL_SPEC))
