@@ -52,6 +52,7 @@ __all__ = [
     "tokenizer_corpus",
     "build_tokenizer",
     "build_model",
+    "sampling_config",
     "count_parameters",
     "sft_warm_start",
     "Architecture",
@@ -250,7 +251,7 @@ def build_tokenizer(texts: Iterable[str], *, vocab_size: int = 4096, max_length:
 def build_model(spec: TinyModelSpec, tokenizer):
     """An untrained Qwen3ForCausalLM sized by `spec`, its eos/pad ids from `tokenizer`."""
     import torch
-    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+    from transformers import Qwen3Config, Qwen3ForCausalLM
 
     config = Qwen3Config(
         vocab_size=len(tokenizer),
@@ -270,12 +271,18 @@ def build_model(spec: TinyModelSpec, tokenizer):
     )
     torch.manual_seed(spec.seed)
     model = Qwen3ForCausalLM(config)
-    # The sampling the published system used; GRPOTrainer passes its own settings anyway.
-    model.generation_config = GenerationConfig(
+    model.generation_config = sampling_config(tokenizer)
+    return model
+
+
+def sampling_config(tokenizer):
+    """The sampling the published system used; GRPOTrainer passes its own settings anyway."""
+    from transformers import GenerationConfig
+
+    return GenerationConfig(
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
         do_sample=True, temperature=1.0, top_p=0.95, top_k=20,
     )
-    return model
 
 
 def count_parameters(model) -> int:
@@ -405,6 +412,12 @@ def sft_warm_start(
             result = trainer.train()
         model.generation_config.pad_token_id = tokenizer.pad_token_id
         model.generation_config.eos_token_id = tokenizer.eos_token_id
+        text_config = model.config.get_text_config()
+        if getattr(text_config, "output_router_logits", False):
+            # TRL's SFT turns a MoE model's load-balancing loss on in its config; checkpoints ship it
+            # off, and with it on transformers 5.24 fails batched generation (the loss's padding mask
+            # has the whole sequence's length, the router logits only the new tokens').
+            text_config.output_router_logits = False
         model.save_pretrained(model_dir)
         tokenizer.save_pretrained(model_dir)
     losses = callback.losses

@@ -31,6 +31,7 @@ from training.tiny_model import (
     TinyModelSpec,
     build_tiny_model,
     count_parameters,
+    sampling_config,
 )
 
 __all__ = [
@@ -116,7 +117,11 @@ class TinyVLSpec(TinyModelSpec):
     vision_patch_size: int = 16
     vision_position_embeddings: int = 256  # a 16x16 grid, interpolated for other sizes
     image_max_pixels: int = 256 * 256  # the processor shrinks larger pictures to this
-    sft_epochs: float = 3.0
+    # An example is ~4x the text model's tokens (below): 100 sketches x 2 epochs is about half
+    # the text demo's SFT tokens (200 x 8). Enough to show the class trains; the text model
+    # stays the demo painter.
+    sft_sketches: int = 100
+    sft_epochs: float = 2.0
     # Qwen's pre-tokenizer splits every digit and most punctuation: a seed sketch is ~2.4K
     # tokens here (~2.7 characters a token) against ~560 with the text model's line BPE.
     sft_max_length: int = 4096
@@ -177,7 +182,7 @@ def build_processor(spec: TinyVLSpec, tokenizer):
 def build_vl_model(spec: TinyVLSpec, tokenizer):
     """An untrained Qwen3_5MoeForConditionalGeneration sized by `spec`."""
     import torch
-    from transformers import GenerationConfig, Qwen3_5MoeConfig, Qwen3_5MoeForConditionalGeneration
+    from transformers import Qwen3_5MoeConfig, Qwen3_5MoeForConditionalGeneration
 
     rotary_pairs = int(spec.head_dim * 0.25) // 2  # Qwen3.5 rotates a quarter of each head
     mrope = [rotary_pairs - 2 * (rotary_pairs // 3), rotary_pairs // 3, rotary_pairs // 3]  # time, height, width
@@ -209,10 +214,7 @@ def build_vl_model(spec: TinyVLSpec, tokenizer):
     )
     torch.manual_seed(spec.seed)
     model = Qwen3_5MoeForConditionalGeneration(config)
-    model.generation_config = GenerationConfig(
-        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-        do_sample=True, temperature=1.0, top_p=0.95, top_k=20,
-    )
+    model.generation_config = sampling_config(tokenizer)
     return model
 
 

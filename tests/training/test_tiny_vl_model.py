@@ -76,6 +76,7 @@ def test_the_build_saves_a_qwen3_5_moe_checkpoint_that_loads_by_path_with_fused_
     assert {f"model.language_model.layers.0.mlp.experts.{e}.gate_proj.weight" for e in range(text.num_experts)} <= keys
     assert any(k.startswith("model.visual.blocks.0.") for k in keys)
     assert set(text.layer_types) == {"linear_attention", "full_attention"}
+    assert text.output_router_logits is False  # as checkpoints ship it, whatever the SFT set
 
     # AutoTokenizer loads a Qwen3.5 checkpoint's tokenizer as Qwen3_5Tokenizer, with Qwen's
     # pre-tokenizer: the built one was trained through it, so a sketch encodes the same.
