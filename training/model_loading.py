@@ -60,9 +60,10 @@ def load_adapted_model(base_model: str | Path, adapter_dir: str | Path):
     from peft import PeftModel
 
     on_gpu = torch.cuda.is_available()
-    model = architecture(base_model).from_pretrained(base_model, dtype=torch.bfloat16 if on_gpu else torch.float32)
-    if on_gpu:
-        model = model.to("cuda")
+    model = architecture(base_model).from_pretrained(
+        base_model, dtype=torch.bfloat16 if on_gpu else torch.float32,
+        device_map="auto" if on_gpu else None,  # straight onto the GPU(s), as TRL loads it for training
+    )
     model = PeftModel.from_pretrained(model, str(adapter_dir))
     model.eval()
     return model, load_processing_class(base_model)
