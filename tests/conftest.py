@@ -25,7 +25,7 @@ from tests.support.workers import REPO, BeatProcess, WorkerProcess  # noqa: E402
 # build: it is `slow` (and `browser` when it drives the studio), so `make test-fast` skips it.
 SLOW_FIXTURES = {
     "chromium", "signed_in_page", "live_server", "start_worker", "start_beat", "worker_env", "embedded_env",
-    "tiny_model", "painter_model", "tiny_vlms", "vlm_server", "start_vlm_server",
+    "tiny_model", "painter_model", "tiny_vl_model", "tiny_vlms", "vlm_server", "start_vlm_server",
     "renderer", "watchdog_renderer", "short_renderer", "unshadowed_renderer", "in_process", "hostile_renders", "legit_renders",
 }
 BROWSER_FIXTURES = {"chromium", "signed_in_page"}

@@ -145,6 +145,9 @@ class RunArguments:
                               help="generate with vLLM instead of transformers")
     prompts_per_step: int = argument(1, min=1, help="GRPO groups per step")
     lora_dropout: float = argument(0.05, min=0.0, max=0.9, help="LoRA dropout")
+    lora_target_experts: bool = argument(
+        False, help="LoRA on the routed experts of a MoE model too (PEFT target_parameters; needs lora_dropout 0)",
+    )
     vllm_mode: str = argument("colocate", choices=("colocate", "server"),
                               help="vLLM in the trainer's process or a separate trl vllm-serve")
     bf16: bool | None = argument(None, help="bfloat16 training; none: on a GPU, off on CPU")
@@ -182,6 +185,8 @@ class RunArguments:
                 batch_layout(self, self.num_processes)
             except ValueError as exc:
                 found.append(str(exc))
+        if self.lora_target_experts and self.lora_dropout:  # PEFT refuses it on a parameter
+            found.append("lora_target_experts needs lora_dropout 0: LoRA on the experts' parameters has no dropout")
         return found
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from paintapp.env.prompts import build_messages, make_subject
 from paintapp.env.reward import Recipe
 from painting.pipeline import PaintJob, paint_batch, render_seed
 from training.config import RunArguments
+from training.model_loading import text_tokenizer
 from training.models import Run
 
 
@@ -28,33 +29,43 @@ def eval_references(run: Run, count: int) -> list[int]:
     return ids
 
 
-def sample_replies(model, tokenizer, subject: str, *, n: int, args: RunArguments) -> list[str]:
+def sample_replies(model, processing_class, subjects: list[str], *, n: int, args: RunArguments) -> dict[str, list[str]]:
+    """`n` replies per subject, sampled as the trainer samples. `processing_class` is a tokenizer
+    or a VL model's processor (the prompts are text: its tokenizer does the work). All prompts
+    are generated together, left-padded, at most G sequences a batch: the trainer generates G
+    at once on the same device, so a batch of G fits where training did."""
     import torch
 
-    messages = build_messages(make_subject(subject))
-    inputs = tokenizer.apply_chat_template(
-        messages, add_generation_prompt=True, return_tensors="pt", return_dict=True, enable_thinking=False
-    )
-    inputs = {k: v.to(model.device) for k, v in inputs.items()}
-    with torch.no_grad():
-        out = model.generate(
-            **inputs, do_sample=True, temperature=args.temperature, top_p=args.top_p, top_k=args.top_k,
-            max_new_tokens=args.max_completion_length, num_return_sequences=n,
-            pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-        )
-    prompt_len = inputs["input_ids"].shape[1]
-    return [tokenizer.decode(seq[prompt_len:], skip_special_tokens=True) for seq in out]
+    tokenizer = text_tokenizer(processing_class)
+    jobs = [(subject, tokenizer.apply_chat_template(build_messages(make_subject(subject)), add_generation_prompt=True,
+                                                    tokenize=False, enable_thinking=False))
+            for subject in subjects for _ in range(n)]
+    replies: dict[str, list[str]] = {subject: [] for subject in subjects}
+    batch_size = max(1, args.num_generations)
+    for start in range(0, len(jobs), batch_size):
+        batch = jobs[start:start + batch_size]
+        inputs = tokenizer([prompt for _, prompt in batch], return_tensors="pt", padding=True, padding_side="left",
+                           add_special_tokens=False).to(model.device)
+        with torch.no_grad():
+            out = model.generate(
+                **inputs, do_sample=True, temperature=args.temperature, top_p=args.top_p, top_k=args.top_k,
+                max_new_tokens=args.max_completion_length,
+                pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+            )
+        for (subject, _), row in zip(batch, out[:, inputs["input_ids"].shape[1]:]):
+            replies[subject].append(tokenizer.decode(row, skip_special_tokens=True))
+    return replies
 
 
 # Evaluation renders as step 0 of the run's seeding rule: no training step has that number.
 EVAL_STEP = 0
 
 
-def evaluate_run(run: Run, model, tokenizer, *, deadline_s: float = 600.0) -> dict:
+def evaluate_run(run: Run, model, processing_class, *, deadline_s: float = 600.0) -> dict:
     """Score K samples per subject against the eval split; store and return the result."""
     args = RunArguments.from_dict(run.hyperparameters)
     n = max(1, args.eval_samples_per_subject)
-    replies = {subject: sample_replies(model, tokenizer, subject, n=n, args=args) for subject in run.subjects}
+    replies = sample_replies(model, processing_class, list(run.subjects), n=n, args=args)
     return evaluate_replies(run, replies, deadline_s=deadline_s)
 
 

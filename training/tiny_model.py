@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from paintapp.env.prompts import SUBJECTS
+from training.model_loading import architecture
 
 __all__ = [
     "CHAT_TEMPLATE",
@@ -51,8 +52,11 @@ __all__ = [
     "tokenizer_corpus",
     "build_tokenizer",
     "build_model",
+    "sampling_config",
     "count_parameters",
     "sft_warm_start",
+    "Architecture",
+    "QWEN3",
     "build_tiny_model",
     "sample_pass_rate",
     "read_model_info",
@@ -247,7 +251,7 @@ def build_tokenizer(texts: Iterable[str], *, vocab_size: int = 4096, max_length:
 def build_model(spec: TinyModelSpec, tokenizer):
     """An untrained Qwen3ForCausalLM sized by `spec`, its eos/pad ids from `tokenizer`."""
     import torch
-    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+    from transformers import Qwen3Config, Qwen3ForCausalLM
 
     config = Qwen3Config(
         vocab_size=len(tokenizer),
@@ -267,12 +271,18 @@ def build_model(spec: TinyModelSpec, tokenizer):
     )
     torch.manual_seed(spec.seed)
     model = Qwen3ForCausalLM(config)
-    # The sampling the published system used; GRPOTrainer passes its own settings anyway.
-    model.generation_config = GenerationConfig(
+    model.generation_config = sampling_config(tokenizer)
+    return model
+
+
+def sampling_config(tokenizer):
+    """The sampling the published system used; GRPOTrainer passes its own settings anyway."""
+    from transformers import GenerationConfig
+
+    return GenerationConfig(
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
         do_sample=True, temperature=1.0, top_p=0.95, top_k=20,
     )
-    return model
 
 
 def count_parameters(model) -> int:
@@ -299,10 +309,11 @@ def _token_figures(tokenizer, examples: list[dict[str, Any]]) -> list[tuple[int,
     """(prompt tokens, completion tokens) per example, completion including <|im_end|>."""
     out = []
     for ex in examples:
+        kwargs = ex.get("chat_template_kwargs", {})  # as TRL's SFT applies them
         prompt = tokenizer.apply_chat_template(ex["prompt"], add_generation_prompt=True, tokenize=True,
-                                               return_dict=True)["input_ids"]
+                                               return_dict=True, **kwargs)["input_ids"]
         full = tokenizer.apply_chat_template(ex["prompt"] + ex["completion"], tokenize=True,
-                                             return_dict=True)["input_ids"]
+                                             return_dict=True, **kwargs)["input_ids"]
         out.append((len(prompt), len(full) - len(prompt)))
     return out
 
@@ -351,7 +362,7 @@ def sft_warm_start(
     import tempfile
 
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
     from transformers.trainer_callback import PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
@@ -359,7 +370,7 @@ def sft_warm_start(
     started = time.perf_counter()
     with _torch_threads(spec.torch_threads):
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype="float32")
+        model = architecture(model_dir).from_pretrained(model_dir, dtype="float32")  # a VL model stays one
         examples = examples if examples is not None else sft_examples(spec.sft_sketches, seed=spec.seed, subjects=spec.sft_subjects)
         lengths = _token_figures(tokenizer, examples)
         kept = [ex for ex, (p, c) in zip(examples, lengths) if p + c <= spec.sft_max_length]
@@ -401,6 +412,12 @@ def sft_warm_start(
             result = trainer.train()
         model.generation_config.pad_token_id = tokenizer.pad_token_id
         model.generation_config.eos_token_id = tokenizer.eos_token_id
+        text_config = model.config.get_text_config()
+        if getattr(text_config, "output_router_logits", False):
+            # TRL's SFT turns a MoE model's load-balancing loss on in its config; checkpoints ship it
+            # off, and with it on transformers 5.24 fails batched generation (the loss's padding mask
+            # has the whole sequence's length, the router logits only the new tokens').
+            text_config.output_router_logits = False
         model.save_pretrained(model_dir)
         tokenizer.save_pretrained(model_dir)
     losses = callback.losses
@@ -431,12 +448,44 @@ def _versions() -> dict[str, str]:
             "tokenizers": tokenizers.__version__}
 
 
+@dataclass(frozen=True)
+class Architecture:
+    """What differs between the model classes the studio builds; the build around it is one."""
+
+    name: str
+    # (tokenizer corpus, spec) -> tokenizer
+    tokenizer: Callable[[list[str], Any], Any]
+    # (spec, tokenizer) -> an untrained model
+    model: Callable[[Any, Any], Any]
+    # (out, spec, tokenizer) -> build figures; saves what loads the model's inputs
+    save_processing: Callable[[Path, Any, Any], dict[str, Any]] = lambda out, spec, tokenizer: _save_tokenizer(
+        out, tokenizer)
+    # model -> build figures (parameter counts)
+    figures: Callable[[Any], dict[str, Any]] = lambda model: {}
+    # applied to every SFT example's chat template, as TRL's SFTTrainer reads them
+    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def _save_tokenizer(out: Path, tokenizer) -> dict[str, Any]:
+    tokenizer.save_pretrained(out)
+    return {}
+
+
+QWEN3 = Architecture(
+    name="qwen3",
+    tokenizer=lambda texts, spec: build_tokenizer(texts, vocab_size=spec.vocab_size,
+                                                  max_length=spec.max_position_embeddings),
+    model=lambda spec, tokenizer: build_model(spec, tokenizer),
+)
+
+
 def build_tiny_model(
-    out_dir: str | Path, spec: TinyModelSpec | None = None, progress: Progress | None = None
+    out_dir: str | Path, spec: TinyModelSpec | None = None, progress: Progress | None = None,
+    arch: Architecture = QWEN3,
 ) -> Path:
     """Tokenizer, model, SFT warm start, saved into `out_dir` like any HF checkpoint
-    (loads with AutoModelForCausalLM / AutoTokenizer .from_pretrained(out_dir)), plus
-    `paintapp.json` with the spec and the build figures."""
+    (loads with the auto classes .from_pretrained(out_dir)), plus `paintapp.json` with the
+    spec and the build figures. `arch` is the model class (the text Qwen3 by default)."""
     spec = spec or TinyModelSpec()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -445,22 +494,26 @@ def build_tiny_model(
     with _torch_threads(spec.torch_threads):
         report("data", 0, 1, {})
         examples = sft_examples(spec.sft_sketches, seed=spec.seed, subjects=spec.sft_subjects)
+        if arch.chat_template_kwargs:
+            for example in examples:
+                example["chat_template_kwargs"] = dict(arch.chat_template_kwargs)
         report("tokenizer", 0, 1, {})
-        tokenizer = build_tokenizer(tokenizer_corpus(examples), vocab_size=spec.vocab_size,
-                                    max_length=spec.max_position_embeddings)
+        tokenizer = arch.tokenizer(tokenizer_corpus(examples), spec)
         report("model", 0, 1, {})
-        model = build_model(spec, tokenizer)
-        parameters = count_parameters(model)
+        model = arch.model(spec, tokenizer)
+        figures = {"parameters": count_parameters(model), **arch.figures(model)}
         model.save_pretrained(out)
-        tokenizer.save_pretrained(out)
+        arch.save_processing(out, spec, tokenizer)
         del model
         sft = sft_warm_start(out, spec, progress, examples=examples)
+        figures |= arch.save_processing(out, spec, tokenizer)  # the SFT saved its tokenizer alone over it
     report("save", 0, 1, {})
     info = {
         "kind": "paintapp-tiny-painter",
+        "arch": arch.name,
         "spec": spec.to_dict(),
         "build": {
-            "parameters": parameters,
+            **figures,
             "vocab_size": len(tokenizer),
             "sft": sft,
             "seconds": round(time.perf_counter() - started, 1),
@@ -511,7 +564,7 @@ def sample_pass_rate(
     reply is cut only when the model has lost its way.
     """
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
     from paintapp.env.painting import paint_reply
     from paintapp.env.prompts import build_messages
@@ -524,7 +577,7 @@ def sample_pass_rate(
     with _torch_threads(torch_threads):
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         tokenizer.padding_side = "left"
-        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype="float32")
+        model = architecture(model_dir).from_pretrained(model_dir, dtype="float32")
         model.eval()
         rng = random.Random(seed)
         subjects = [SUBJECTS[i % len(SUBJECTS)] for i in range(n)]

@@ -25,6 +25,7 @@ from training.checkpoints import checkpoint_step, discard_incomplete, last_check
 from training.config import RunArguments, batch_layout
 from training.launching import ProcessesFailed, train_in_processes
 from training.lifecycle import Heartbeat, run_delivery_begin, run_owned
+from training.model_loading import EXPERT_PARAMETERS, load_processing_class
 from training.models import Rollout, Run, Step
 from training.pausing import WorkersMissing, checkpoint_now, run_pause
 from training.tracking import grpo_tracking_arguments
@@ -84,6 +85,8 @@ def lora_config(args: RunArguments):
         lora_dropout=args.lora_dropout,
         target_modules="all-linear",
         exclude_modules=r".*visual.*",  # Qwen3.5 checkpoints carry a vision tower: text-only GRPO
+        # The routed experts are 3-D parameters, not nn.Linear: "all-linear" leaves them out.
+        target_parameters=list(EXPERT_PARAMETERS) if args.lora_target_experts else None,
         task_type="CAUSAL_LM",
     )
 
@@ -97,6 +100,7 @@ def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int 
     reward = PaintingReward(run)
     return GRPOTrainer(
         model=run.base_model,
+        processing_class=load_processing_class(run.base_model),
         reward_funcs=reward,
         args=grpo_config(run, args, processes=processes),
         train_dataset=training_dataset(run, args),

@@ -29,3 +29,12 @@ def workers(start_worker, worker_env) -> dict:
     """A real train, render and score worker each (the end-to-end runs), by queue."""
     worker_env["RENDER_TIMEOUT_S"] = "20"
     return {queue: start_worker(queue) for queue in ("train", "render", "score")}
+
+
+@pytest.fixture(scope="session")
+def tiny_vl_model(tmp_path_factory) -> str:
+    """A Qwen3.5-MoE vision-language model (vision tower, routed experts, processor files) of
+    ~300K parameters with a one-step SFT (~1 min): it runs the VL training path, not a painter."""
+    from training.tiny_vl_model import QUICK_VL_SPEC, build_tiny_vl_model
+
+    return str(build_tiny_vl_model(tmp_path_factory.mktemp("models") / "tiny-vl", QUICK_VL_SPEC))

@@ -48,6 +48,12 @@ def test_all_problems_are_reported_at_once():
         RunArguments(top_p=2.0, lora_r=0)
 
 
+def test_lora_on_the_experts_needs_lora_dropout_0_which_peft_cannot_apply_to_a_parameter():
+    with pytest.raises(ValueError, match="lora_target_experts needs lora_dropout 0"):
+        RunArguments(lora_target_experts=True, lora_dropout=0.05)
+    assert RunArguments(lora_target_experts=True, lora_dropout=0.0).lora_target_experts
+
+
 def test_the_render_sizes_are_one_list_from_128_to_600():
     assert argument_spec("render_size").choices == RENDER_SIZES
     assert max(RENDER_SIZES) == 600 and 128 in RENDER_SIZES and RunArguments().render_size == 600

@@ -21,3 +21,33 @@ def test_a_sample_lost_to_infrastructure_is_left_out_of_the_mean_and_counted(cur
     assert subject["mean_reward"] == 0.0 and result["mean_reward"] == 0.0
     assert (result["none"], result["late"], result["samples"]) == (1, 0, 2)
     assert Run.objects.get(id=run.id).eval_result["none"] == 1
+
+
+@pytest.mark.slow
+def test_it_samples_through_a_processors_tokenizer_in_batches_of_at_most_g_left_padded(tiny_vl_model):
+    from transformers import AutoImageProcessor, AutoTokenizer, LlavaProcessor
+    from trl.trainer.utils import create_model_from_path
+
+    from training.config import RunArguments
+    from training.evaluation import sample_replies
+
+    # A real transformers processor around the checkpoint's tokenizer and image processor
+    # (Qwen3.5's own needs torchvision for its video half, which the CPU machines lack).
+    tokenizer = AutoTokenizer.from_pretrained(tiny_vl_model)
+    tokenizer.padding_side = "right"  # sampling must pad prompts on the left whatever the tokenizer says
+    processor = LlavaProcessor(image_processor=AutoImageProcessor.from_pretrained(tiny_vl_model), tokenizer=tokenizer)
+    model = create_model_from_path(tiny_vl_model)
+    batches = []
+    generate = model.generate
+
+    def recording_generate(**inputs):
+        batches.append(inputs["input_ids"].shape[0])
+        assert (inputs["attention_mask"][:, -1] == 1).all(), "prompts end where generation starts"
+        return generate(**inputs)
+
+    model.generate = recording_generate
+    args = RunArguments(num_generations=2, max_completion_length=16)
+    replies = sample_replies(model, processor, ["a peach hibiscus", "a red rose"], n=3, args=args)
+    assert {subject: len(texts) for subject, texts in replies.items()} == {"a peach hibiscus": 3, "a red rose": 3}
+    assert all(isinstance(text, str) for texts in replies.values() for text in texts)
+    assert batches == [2, 2, 2]

@@ -5,6 +5,7 @@ small render size.
 """
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -128,3 +129,32 @@ def test_a_crashing_reward_part_gives_none_and_never_kills_the_trainer(workers, 
     for r in passed:
         assert r.reward is None and "quality model crashed" in r.failure
     assert not Rollout.objects.filter(run=run, passed=True, reward=0.0).exists()
+
+
+def test_a_one_step_run_of_the_tiny_qwen3_5_moe_model_trains_expert_lora_and_its_adapter_loads_back_and_evaluates(
+    workers, pool, tiny_vl_model
+):
+    from django.core.management import call_command
+    from safetensors import safe_open
+
+    arguments = FAST | {"max_steps": 1, "max_completion_length": 48, "lora_target_experts": True, "lora_dropout": 0.0,
+                        "eval_samples_per_subject": 2}
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=tiny_vl_model, arguments=arguments)
+    run = wait_until_ended(run)
+    assert run.status == "finished", run.error
+    assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1]
+    rollouts = Rollout.objects.filter(run=run)
+    assert rollouts.count() == 4
+    assert all(r.reward is not None for r in rollouts), [r.failure for r in rollouts]  # every reply got a verdict
+    adapter = Path(run.output_dir) / "adapter"
+    with safe_open(str(adapter / "adapter_model.safetensors"), "pt") as saved:
+        keys = list(saved.keys())
+    assert [k for k in keys if ".mlp.experts." in k] and not [k for k in keys if "visual" in k]
+    assert "error" not in run.eval_result, run.eval_result
+    assert run.eval_result["samples"] == 2
+
+    out = io.StringIO()
+    call_command("evaluate_run", str(run.id), "--json", stdout=out)  # base + adapter loaded back, in this process
+    result = json.loads(out.getvalue())
+    assert result["samples"] == 2 and result["none"] == 0
+    assert len(result["per_subject"][run.subjects[0]]["rewards"]) == 2

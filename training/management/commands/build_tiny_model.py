@@ -1,11 +1,14 @@
-"""`manage.py build_tiny_model` — build the embedded tiny painter (tokenizer, Qwen3 model,
-SFT warm start) and report how often its sampled sketches pass.
+"""`manage.py build_tiny_model` — build the embedded tiny painter (tokenizer, model, SFT warm
+start) and report how often its sampled sketches pass.
 
-    build_tiny_model [--out DIR] [--sketches N] [--epochs E] [--quick]
+    build_tiny_model [--arch qwen3|qwen3_5_moe] [--out DIR] [--sketches N] [--epochs E] [--quick]
                      [--samples N] [--render-size PX] [--no-render]
 
-Default output: settings.MODELS_DIR / "tiny-painter". `--quick` builds the small spec the
-tests use (about a minute). The report goes to stdout, the progress bar to stderr.
+`--arch qwen3` (the default) builds the text model (training/tiny_model.py), `qwen3_5_moe` a
+Qwen3.5-MoE vision-language model with its processor (training/tiny_vl_model.py). Default
+output: settings.MODELS_DIR / "tiny-painter" (the text model) or "tiny-painter-qwen3_5_moe".
+`--quick` builds the small spec the tests use (about a minute). The report goes to stdout,
+the progress bar to stderr.
 """
 from __future__ import annotations
 
@@ -15,11 +18,15 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+ARCHES = ("qwen3", "qwen3_5_moe")
+
 
 class Command(BaseCommand):
-    help = "Build the tiny Qwen3 painter (tokenizer + model + SFT warm start) and measure its pass rate."
+    help = "Build a tiny painter (tokenizer + model + SFT warm start) and measure its pass rate."
 
     def add_arguments(self, parser):
+        parser.add_argument("--arch", choices=ARCHES, default="qwen3",
+                            help="qwen3: the text model; qwen3_5_moe: a Qwen3.5-MoE vision-language model")
         parser.add_argument("--out", type=Path, default=None, help="output directory (default MODELS_DIR/tiny-painter)")
         parser.add_argument("--sketches", type=int, default=None, help="SFT sketches from the seed generator")
         parser.add_argument("--epochs", type=float, default=None, help="SFT epochs")
@@ -29,13 +36,18 @@ class Command(BaseCommand):
         parser.add_argument("--render-size", type=int, default=256, help="render size for the pass rate")
         parser.add_argument("--no-render", action="store_true", help="static gate only, no Chromium")
 
-    def handle(self, *args, out, sketches, epochs, quick, samples, temperature, render_size, no_render, **options):
+    def handle(self, *args, arch, out, sketches, epochs, quick, samples, temperature, render_size, no_render, **options):
         from django.conf import settings
 
         from training.tiny_model import QUICK_SPEC, TinyModelSpec, build_tiny_model, read_model_info
+        from training.tiny_vl_model import QUICK_VL_SPEC, TinyVLSpec, build_tiny_vl_model
 
         _quiet_libraries()
-        spec = dataclasses.replace(QUICK_SPEC) if quick else TinyModelSpec()
+        if arch == "qwen3":
+            spec, build, name = dataclasses.replace(QUICK_SPEC) if quick else TinyModelSpec(), build_tiny_model, "tiny-painter"
+        else:
+            spec, build, name = (dataclasses.replace(QUICK_VL_SPEC) if quick else TinyVLSpec(), build_tiny_vl_model,
+                                 f"tiny-painter-{arch}")
         if sketches is not None:
             if sketches < 1:
                 raise CommandError("--sketches must be at least 1")
@@ -44,13 +56,13 @@ class Command(BaseCommand):
             if epochs <= 0:
                 raise CommandError("--epochs must be positive")
             spec.sft_epochs = epochs
-        out = Path(out) if out else Path(settings.MODELS_DIR) / "tiny-painter"
+        out = Path(out) if out else Path(settings.MODELS_DIR) / name
 
-        self.stdout.write(f"building the tiny painter into {out}")
+        self.stdout.write(f"building the tiny {arch} painter into {out}")
         started = time.perf_counter()
         bar = _Bar(_raw_stream(self.stderr))
         try:
-            build_tiny_model(out, spec, progress=bar)
+            build(out, spec, progress=bar)
         finally:
             bar.close()
         build_s = time.perf_counter() - started
@@ -67,6 +79,11 @@ class Command(BaseCommand):
             f"parameters: {build['parameters']:,} ({spec['num_hidden_layers']} layers x {spec['hidden_size']}, "
             f"vocab {build['vocab_size']})"
         )
+        if "num_experts" in spec:
+            self.stdout.write(
+                f"  {spec['num_experts']} routed experts ({spec['num_experts_per_tok']} a token) + a shared one per "
+                f"layer; vision tower {build['vision_parameters']:,} parameters; processor: {build['processor']}"
+            )
         self.stdout.write(
             f"tokens per example: prompt {sft['prompt_tokens_mean']:.0f}, sketch {sft['completion_tokens_mean']:.0f} "
             f"(max {sft['completion_tokens_max']}); {sft['examples']} sketches, {sft['steps']} SFT steps"

@@ -1,5 +1,6 @@
 """`manage.py evaluate_run RUN` — sample K sketches per subject from the run's adapter and
-score them against its pool's eval split (needs render and score workers)."""
+score them against its pool's eval split (needs render and score workers). The base model
+loads in its own class with its processor, in bf16 on a GPU, float32 on CPU."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from training.evaluation import evaluate_run
+from training.model_loading import load_adapted_model
 from training.models import Run
 from training.trainer import ADAPTER_DIR
 
@@ -21,8 +23,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, run, **options):
         import torch
-        from peft import PeftModel
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         instance = Run.objects.filter(id=run).select_related("pool").first()
         if instance is None:
@@ -30,11 +30,10 @@ class Command(BaseCommand):
         adapter = Path(instance.output_dir) / ADAPTER_DIR
         if not (adapter / "adapter_config.json").exists():
             raise CommandError(f"run {run} has no saved adapter yet ({adapter})", returncode=2)
-        torch.set_num_threads(1)
-        tokenizer = AutoTokenizer.from_pretrained(instance.base_model)
-        model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(instance.base_model), str(adapter))
-        model.eval()
-        result = evaluate_run(instance, model, tokenizer)
+        if not torch.cuda.is_available():
+            torch.set_num_threads(1)
+        model, processing_class = load_adapted_model(instance.base_model, adapter)
+        result = evaluate_run(instance, model, processing_class)
         if options["json"]:
             self.stdout.write(json.dumps(result))
             return
