@@ -20,10 +20,10 @@ def requirements(name: str) -> dict[str, Requirement]:
     }
 
 
-def test_the_gpu_requirements_are_the_cpu_ones_plus_cuda_torch_and_vllm():
+def test_the_gpu_requirements_are_the_cpu_ones_plus_cuda_torch_torchvision_and_vllm():
     cpu, gpu = requirements("requirements.txt"), requirements("requirements-gpu.txt")
     assert "-r requirements.txt" in (REPO / "requirements-gpu.txt").read_text().splitlines()
-    assert set(gpu) == {"torch", "vllm"}
+    assert set(gpu) == {"torch", "torchvision", "vllm"}
     # `===` is the version without a local label: never the installed `+cpu` build.
     (torch_cpu,), (torch_gpu,) = cpu["torch"].specifier, gpu["torch"].specifier
     assert (torch_cpu.operator, torch_gpu.operator) == ("==", "===")
