@@ -45,6 +45,15 @@ def training_dataset(run: Run, args: RunArguments):
     return Dataset.from_list(rows)
 
 
+# What each generation backend sets on TRL's GRPOConfig.
+TRL_GENERATION = {
+    "generate": {"use_vllm": False, "use_transformers_continuous_batching": False},
+    "continuous-batching": {"use_vllm": False, "use_transformers_continuous_batching": True},
+    "vllm-colocate": {"use_vllm": True, "vllm_mode": "colocate", "use_transformers_continuous_batching": False},
+    "vllm-server": {"use_vllm": True, "vllm_mode": "server", "use_transformers_continuous_batching": False},
+}
+
+
 def grpo_config(run: Run, args: RunArguments):
     """TRL's GRPOConfig: every run argument GRPOConfig also declares, plus what the app decides."""
     import torch
@@ -54,14 +63,13 @@ def grpo_config(run: Run, args: RunArguments):
     bf16 = on_gpu if args.bf16 is None else args.bf16
     return GRPOConfig(**{
         **args.shared_with(GRPOConfig),
+        **TRL_GENERATION[args.generation],
         "output_dir": run.output_dir,
         "seed": int(run.seed),
         "use_cpu": not on_gpu,
         "bf16": bf16,
         "gradient_checkpointing": on_gpu,  # TRL defaults it on; on CPU it only costs time
         "model_init_kwargs": {"dtype": "bfloat16"} if bf16 else None,
-        "per_device_train_batch_size": args.batch_size,
-        "gradient_accumulation_steps": 1,
         "chat_template_kwargs": {"enable_thinking": False},  # Qwen3 templates think by default
         "logging_steps": 1,
         "save_strategy": "steps",
