@@ -61,6 +61,7 @@ def run_detail(request, run_id: int):
     compared = selectors.runs_to_compare(run, request.GET.getlist("compare"))
     context = {
         "run": run,
+        "arguments": RunArguments.from_dict(run.hyperparameters),
         "keys": keys.TEMPLATE_KEYS,
         "charts": keys.CHARTS,
         "steps": list(selectors.run_steps(run))[-50:],

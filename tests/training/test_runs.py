@@ -265,6 +265,8 @@ def test_the_runs_list_and_run_page_render_with_live_fragments(client, curator, 
     client.force_login(curator)
     listing = client.get(reverse("training:runs"))
     assert b"first" in listing.content
+    page = client.get(reverse("training:run", args=[run.id])).content.decode()
+    assert "G 8, 1 × 8, generate, dapo loss" in page  # the run's settings, the published ones here
     fragment = client.get(reverse("training:run", args=[run.id]), headers={"HX-Request": "true"})
     assert 'id="run-live"' in fragment.content.decode() and "<html" not in fragment.content.decode()
     duplicate = client.get(reverse("training:launch"), {"from": run.id})

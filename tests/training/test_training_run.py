@@ -84,7 +84,7 @@ def test_a_run_generating_with_transformers_continuous_batching_takes_its_steps_
         (step, position) for step in (1, 2) for position in range(4)]  # one group of G = 4 a step, 1 × 4
     for step in Step.objects.filter(run=run):
         assert step.metrics["ours/generation_s"] > 0 and step.metrics["completions/mean_length"] > 0
-    assert lora_b_norm(Path(run.output_dir) / "adapter") > 0
+    assert (Path(run.output_dir) / "adapter" / "adapter_model.safetensors").exists()
 
 
 def test_with_its_render_worker_gone_a_run_steps_on_no_lost_rollouts_waits_and_goes_on_when_one_returns(
