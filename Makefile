@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 export DJANGO_SETTINGS_MODULE ?= paintapp.settings
 
-.PHONY: help setup setup-gpu system-deps services demo test test-fast serve workers worker-train worker-render worker-score beat bench lint clean
+.PHONY: help setup setup-gpu system-deps services demo test test-fast serve workers worker-train worker-render worker-score trl-vllm-server beat bench lint clean
 
 help:
 	@echo "make demo    set everything up and run the studio on http://127.0.0.1:8000"
@@ -81,6 +81,13 @@ worker-render:
 
 worker-score:
 	$(VENV)/bin/celery -A paintapp worker -Q score -c $${SCORE_CONCURRENCY:-1} -n score@%h --loglevel=INFO
+
+# The vLLM server of runs launched with generation=vllm-server (GPU box, vllm installed): TRL's
+# own server on 8002, since 8000 is the studio's. MODEL is the run's base model; the server and
+# the trainer share one GPU unless CUDA_VISIBLE_DEVICES gives each its own.
+trl-vllm-server:
+	$(VENV)/bin/trl vllm-serve --model "$${MODEL:?set MODEL=the run's base model}" --port 8002 \
+		--gpu_memory_utilization $${VLLM_GPU_MEMORY_UTILIZATION:-0.5}
 
 # Exactly one per deployment: every TRAINER_REAP_EVERY_S it sends training.tasks.reap_runs to a
 # score worker (its schedule file is var/celerybeat-schedule).

@@ -25,8 +25,8 @@ print("torch", torch.__version__, "| cuda", torch.cuda.is_available(),
       "|", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU",
       "| vllm", "installed" if importlib.util.find_spec("vllm") else "not installed")
 PY
-use_vllm=false
-$py -c "import vllm" 2>/dev/null && use_vllm=true
+generation=generate
+$py -c "import vllm" 2>/dev/null && generation=vllm-colocate
 
 $py manage.py migrate -v0
 $py manage.py seed_pool --count 16 --size 384 --demo-grades --in-process
@@ -46,7 +46,7 @@ sleep 8
 start=$(date +%s)
 $py manage.py train --pool smoke --recipe hps-led --base-model "$model" --steps "$steps" --follow \
   --set num_generations="$generations" --set render_size=384 --set max_completion_length=4096 \
-  --set use_vllm="$use_vllm" --set checkpoint_every=1000
+  --set generation="$generation" --set gradient_accumulation_steps="$generations" --set checkpoint_every=1000
 echo "wall time: $(( $(date +%s) - start )) s for $steps steps (model load included)"
 $py manage.py shell -c "
 from training.models import Step

@@ -66,6 +66,7 @@ def measure(args, size: int) -> list[dict]:
     run = services.run_launch(
         pool=pool_get(args.pool), recipe_name=args.recipe, base_model=args.model,
         arguments={"max_steps": args.steps, "num_generations": args.generations, "render_size": size,
+                   "gradient_accumulation_steps": args.generations,  # one group a step, 1 × G as published
                    "checkpoint_every": 1000, "max_completion_length": args.max_completion_length},
         name=f"bench train_step {size}px",
     )

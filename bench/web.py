@@ -63,7 +63,8 @@ def seed(steps: int, rollouts: int) -> int:
         grade_set(reference=reference, curator=user, tier=tier)
     pool = pool_freeze(name="bench", curator=user)
     per_step = rollouts // steps
-    args = RunArguments.from_dict({"num_generations": per_step, "max_steps": steps})
+    args = RunArguments.from_dict({"num_generations": per_step, "gradient_accumulation_steps": per_step,
+                                   "max_steps": steps})
     run = Run.objects.create(
         name="bench: 500-step judge-led", pool=pool, base_model="models/tiny-painter", recipe_name="judge-led",
         recipe=PRESETS["judge-led"].to_dict(), subjects=["a peach hibiscus"], hyperparameters=args.to_dict(),

@@ -1,4 +1,5 @@
-"""What a worker process can do: queues, Chromium, GPUs. Used by the System page.
+"""What a worker process can do: queues, Chromium, GPUs, vLLM. Used by the System page and
+by a launch that generates with vLLM.
 
 Runs inside Celery workers (as a remote-control command), so it must stay cheap and must
 never initialise CUDA in the worker's parent process (forked children would inherit a
@@ -38,11 +39,17 @@ def gpu_info() -> dict:
             gpus = [line.strip() for line in out.stdout.splitlines() if line.strip().startswith("GPU")]
         except (OSError, subprocess.TimeoutExpired):
             gpus = []
+    torch_build = _installed_version("torch")
+    return {"gpus": gpus, "torch": torch_build, "cuda_build": bool(torch_build) and "+cpu" not in torch_build,
+            "vllm": _installed_version("vllm")}
+
+
+def _installed_version(package: str) -> str:
+    """The installed version of `package` ("" when it is not installed), read without importing it."""
     try:
-        torch_build = importlib.metadata.version("torch")
+        return importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
-        torch_build = ""
-    return {"gpus": gpus, "torch": torch_build, "cuda_build": bool(torch_build) and "+cpu" not in torch_build}
+        return ""
 
 
 def capabilities(chromium_path: str) -> dict:

@@ -18,6 +18,16 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _NONE = {"none", "null"}
 MAX_PROCESSES = 8  # one machine's GPUs
+# How a run generates its completions: TRL's plain `generate`, transformers' continuous
+# batching, or vLLM in the trainer's process or in a `trl vllm-serve` beside it.
+GENERATION_BACKENDS = ("generate", "continuous-batching", "vllm-colocate", "vllm-server")
+VLLM_BACKENDS = ("vllm-colocate", "vllm-server")
+# `trl vllm-serve` listens on 8000 by default, which is the studio's port: serve it on 8002
+# (`make trl-vllm-server`).
+VLLM_SERVER_URL = "http://127.0.0.1:8002"
+# TRL 1.16's loss types but "luspo", which needs sequence-level importance sampling (not a
+# run argument). The published runs name none, so theirs is TRL's default, "dapo".
+LOSS_TYPES = ("dapo", "grpo", "dr_grpo", "bnpo", "cispo", "sapo", "vespo")
 
 
 def argument(
@@ -120,6 +130,15 @@ class RunArguments:
                               help="GRPO steps (optimizer updates)")
     num_generations: int = argument(8, min=2, max=64, label="Generations per prompt (G)", on_form=True,
                                     help="completions per prompt: one GRPO group")
+    per_device_train_batch_size: int = argument(
+        1, min=1, max=512, label="Per-device batch", on_form=True,
+        help="completions in one forward and backward pass on each device (1 as published)",
+    )
+    gradient_accumulation_steps: int = argument(
+        8, min=1, max=1024, label="Gradient accumulation", on_form=True,
+        help="passes per optimizer step (8 as published); a step trains on per-device batch × accumulation "
+             "completions, a whole number of groups of G",
+    )
     learning_rate: float = argument(
         5e-5, min=1e-8, max=1.0, on_form=True,
         help="5e-5 as published (a 35B model); the tiny demo model shows its progress in 20 steps at 1e-3",
@@ -130,6 +149,12 @@ class RunArguments:
                                       help="learning-rate schedule after the warm-up")
     scale_rewards: str = argument("none", choices=("none", "group", "batch"), on_form=True,
                                   help="divide advantages by the reward std of the group or batch, or not")
+    loss_type: str = argument("dapo", choices=LOSS_TYPES, label="Loss", on_form=True,
+                              help="how token losses are summed (TRL's loss_type; dapo, TRL's default, as published)")
+    mask_truncated_completions: bool = argument(
+        False, label="Mask cut-off replies", on_form=True,
+        help="leave replies cut at the completion length out of the loss (TRL's default: off, as published)",
+    )
     top_p: float = argument(0.95, min=0.01, max=1.0, on_form=True, help="nucleus sampling")
     top_k: int = argument(20, min=0, on_form=True, help="sample from the k likeliest tokens (0: all)")
     temperature: float = argument(1.0, min=0.01, max=5.0, on_form=True, help="sampling temperature")
@@ -138,18 +163,26 @@ class RunArguments:
     beta: float = argument(0.0, min=0.0, on_form=True, help="KL penalty against the base model (0: none)")
     lora_r: int = argument(16, min=1, label="LoRA r", on_form=True, help="LoRA rank")
     lora_alpha: int = argument(32, min=1, label="LoRA α", on_form=True, help="LoRA scaling")
+    lora_dropout: float = argument(0.0, min=0.0, max=0.9, label="LoRA dropout", on_form=True,
+                                   help="dropout on the LoRA layers' input (0 as published)")
     render_size: int = argument(600, choices=RENDER_SIZES, on_form=True,
                                 help="pixels of a training render (the sketch always draws on 600 units)")
     checkpoint_every: int = argument(10, min=1, on_form=True, help="steps between checkpoints (Resume starts there)")
-    use_vllm: bool = argument(False, label="vLLM generation (GPU box)", on_form=True,
-                              help="generate with vLLM instead of transformers")
-    prompts_per_step: int = argument(1, min=1, help="GRPO groups per step")
-    lora_dropout: float = argument(0.05, min=0.0, max=0.9, help="LoRA dropout")
+    generation: str = argument(
+        "generate", choices=GENERATION_BACKENDS, on_form=True,
+        help="generate: transformers' generate; continuous-batching: transformers' paged continuous batching; "
+             "vllm-colocate: vLLM in the trainer's process (GPU); vllm-server: a trl vllm-serve at the URL below (GPU)",
+    )
+    vllm_server_base_url: str = argument(VLLM_SERVER_URL, label="vLLM server URL", on_form=True,
+                                         help="where `trl vllm-serve --port 8002` answers (vllm-server only)")
+    vllm_gpu_memory_utilization: float = argument(0.3, min=0.05, max=0.95,
+                                                  help="share of GPU memory vLLM takes (vllm-colocate)")
+    vllm_enable_sleep_mode: bool = argument(False, help="vLLM frees its memory while the trainer updates (vllm-colocate)")
+    vllm_max_model_length: int | None = argument(None, min=64, max=1_048_576,
+                                                 help="vLLM's context length; none: the model's (vllm-colocate)")
     lora_target_experts: bool = argument(
         False, help="LoRA on the routed experts of a MoE model too (PEFT target_parameters; needs lora_dropout 0)",
     )
-    vllm_mode: str = argument("colocate", choices=("colocate", "server"),
-                              help="vLLM in the trainer's process or a separate trl vllm-serve")
     bf16: bool | None = argument(None, help="bfloat16 training; none: on a GPU, off on CPU")
     torch_threads: int = argument(1, min=1, max=256,
                                   help="torch threads per process on CPU (contended OpenMP threads collapse throughput)")
@@ -179,15 +212,27 @@ class RunArguments:
                 setattr(self, spec.name, float(getattr(self, spec.name)))
 
     def problems(self) -> list[str]:
-        found = [p for spec in argument_specs() if (p := spec.problem(getattr(self, spec.name)))]
-        if not found and self.num_processes > 1:
+        """Each argument's own problems, then those of arguments taken together."""
+        problems = [p for spec in argument_specs() if (p := spec.problem(getattr(self, spec.name)))]
+        return problems or self._combined_problems()
+
+    def _combined_problems(self) -> list[str]:
+        problems = []
+        if self.generation_batch_size % self.num_generations:
+            problems.append(
+                f"per_device_train_batch_size × gradient_accumulation_steps ({self.per_device_train_batch_size} × "
+                f"{self.gradient_accumulation_steps} = {self.generation_batch_size}) must be a multiple of "
+                f"num_generations ({self.num_generations}): each step trains on whole groups")
+        elif self.num_processes > 1:
             try:
                 batch_layout(self, self.num_processes)
             except ValueError as exc:
-                found.append(str(exc))
+                problems.append(str(exc))
+        if self.generation == "vllm-server" and not self.vllm_server_base_url.startswith(("http://", "https://")):
+            problems.append("vllm_server_base_url must be an http:// or https:// URL for the vllm-server generation")
         if self.lora_target_experts and self.lora_dropout:  # PEFT refuses it on a parameter
-            found.append("lora_target_experts needs lora_dropout 0: LoRA on the experts' parameters has no dropout")
-        return found
+            problems.append("lora_target_experts needs lora_dropout 0: LoRA on the experts' parameters has no dropout")
+        return problems
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -195,13 +240,22 @@ class RunArguments:
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> RunArguments:
         """Unknown keys are ignored: stored runs may carry arguments that have moved
-        (length_*_tokens now live in the run's recipe snapshot)."""
+        (length_*_tokens now live in the run's recipe snapshot). Keys that were replaced are
+        read into their successors (see `_successor_keys`)."""
         known = {f.name for f in fields(cls)}
-        return cls(**{key: value for key, value in (data or {}).items() if key in known})
+        data = {**_successor_keys(data or {}), **(data or {})}
+        return cls(**{key: value for key, value in data.items() if key in known})
 
     @property
-    def batch_size(self) -> int:
-        return self.num_generations * self.prompts_per_step
+    def generation_batch_size(self) -> int:
+        """Completions per optimizer step (TRL generates them at once): the per-device batch
+        times the accumulation steps."""
+        return self.per_device_train_batch_size * self.gradient_accumulation_steps
+
+    @property
+    def prompts_per_step(self) -> int:
+        """GRPO groups per optimizer step."""
+        return self.generation_batch_size // self.num_generations
 
     def shared_with(self, config_class: type) -> dict[str, Any]:
         """The arguments another dataclass declares under the same names (e.g. TRL's GRPOConfig)."""
@@ -211,21 +265,40 @@ class RunArguments:
 
 @dataclass(frozen=True)
 class BatchLayout:
-    """How the processes of a run share one step's completions (TRL's GRPOConfig fields)."""
+    """How one process of a run takes its share of a step (TRL's GRPOConfig fields)."""
 
     per_device_train_batch_size: int
     gradient_accumulation_steps: int
 
 
 def batch_layout(args: RunArguments, processes: int) -> BatchLayout:
-    """One step is `args.batch_size` completions (prompts_per_step groups of num_generations)
-    whatever the number of processes: each process generates an equal share of them, so
-    per-device batch × accumulation × processes = the step's completions, which TRL needs to
-    be whole groups (a multiple of num_generations). ValueError when they do not divide."""
-    if args.batch_size % processes:
-        raise ValueError(f"num_processes {processes} must divide a step's {args.batch_size} completions "
-                         "(num_generations × prompts_per_step)")
-    return BatchLayout(per_device_train_batch_size=args.batch_size // processes, gradient_accumulation_steps=1)
+    """A step is the run's `generation_batch_size` completions (per-device batch × accumulation
+    as declared for one device) whatever the number of processes, so a run's curve means the
+    same on one GPU or eight: each process takes an equal share, by dividing the accumulation
+    when it can (1 × 8 on 2 processes: 1 × 4 each), else the whole share in one batch.
+    TRL needs the step in whole groups, which `problems` checks. ValueError when the
+    processes do not divide the step."""
+    per_device, accumulation = args.per_device_train_batch_size, args.gradient_accumulation_steps
+    if accumulation % processes == 0:
+        return BatchLayout(per_device, accumulation // processes)
+    if args.generation_batch_size % processes == 0:
+        return BatchLayout(args.generation_batch_size // processes, 1)
+    raise ValueError(f"num_processes {processes} must divide a step's {args.generation_batch_size} completions "
+                     "(per_device_train_batch_size × gradient_accumulation_steps)")
+
+
+def _successor_keys(stored: dict[str, Any]) -> dict[str, Any]:
+    """What a run stored before `generation` and the published batch layout replaced its keys:
+    `use_vllm` + `vllm_mode` name a generation backend; `prompts_per_step` groups were one
+    batch of G × prompts_per_step completions with no accumulation."""
+    successors: dict[str, Any] = {}
+    if "generation" not in stored and "use_vllm" in stored:
+        successors["generation"] = f"vllm-{stored.get('vllm_mode') or 'colocate'}" if stored["use_vllm"] else "generate"
+    if "per_device_train_batch_size" not in stored and "prompts_per_step" in stored:
+        groups, group = stored["prompts_per_step"], stored.get("num_generations", 8)
+        if isinstance(groups, int) and isinstance(group, int):
+            successors.update(per_device_train_batch_size=groups * group, gradient_accumulation_steps=1)
+    return successors
 
 
 @functools.cache

@@ -58,7 +58,7 @@ def seconds_per_rollout(*, recent_steps: int = 30) -> float | None:
     its rollouts), for the launch form's estimate; None when no run has timed a step yet."""
     rows = Step.objects.filter(metrics__has_key=keys.STEP_S).order_by("-id").values_list(
         "metrics", "run__hyperparameters")[:recent_steps]
-    per_rollout = [float(m[keys.STEP_S]) / RunArguments.from_dict(h).batch_size for m, h in rows]
+    per_rollout = [float(m[keys.STEP_S]) / RunArguments.from_dict(h).generation_batch_size for m, h in rows]
     return sum(per_rollout) / len(per_rollout) if per_rollout else None
 
 

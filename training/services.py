@@ -17,10 +17,10 @@ from django.utils import timezone
 from curation.models import Pool, Tier
 from paintapp.env.prompts import SUBJECTS
 from paintapp.env.reward import LENGTH_THRESHOLDS, Recipe
-from paintapp.workers import answering_queues, missing_worker_message
+from paintapp.workers import START_HINT, answering_queues, live_workers, missing_worker_message
 from painting.pipeline import stage_queues
 from painting.selectors import UnknownRecipe, recipe_get
-from training.config import RunArguments
+from training.config import VLLM_BACKENDS, RunArguments
 from training.models import Rollout, Run
 from training.selectors import RunDeletion, resume_redo, run_deletion
 from training.tasks import run_training
@@ -78,6 +78,38 @@ def _check_workers(recipe: Recipe) -> None:
         raise NoWorkers(missing)
 
 
+def vllm_missing(worker: dict) -> list[str]:
+    """What a train worker (as it describes itself) lacks to generate with vLLM."""
+    lacks = []
+    if not worker.get("gpus"):
+        lacks.append("no GPU")
+    elif not worker.get("cuda_build"):
+        lacks.append(f"a CPU build of torch ({worker.get('torch') or 'none'})")
+    if not worker.get("vllm"):
+        lacks.append("no vllm installed")
+    return lacks
+
+
+def _check_generation(args: RunArguments) -> None:
+    """Refuse a vLLM run that no train worker can generate for: vLLM needs CUDA and the vllm
+    package where the trainer runs, which is the train worker, not this process."""
+    if args.generation not in VLLM_BACKENDS or not settings.LAUNCH_CHECKS_WORKERS:
+        return
+    try:
+        _source, workers = live_workers()
+    except Exception:  # noqa: BLE001 - a broker that is down answers for no worker
+        workers = []
+    trainers = [w for w in workers if "train" in w.get("queues", [])]
+    if not trainers:
+        raise LaunchError(f"{args.generation} generation needs a train worker with a GPU and vllm, and none answers "
+                          f"on the `train` queue — start one with `{START_HINT['train']}` on the GPU box")
+    lacking = {w.get("hostname", "?"): vllm_missing(w) for w in trainers}
+    if all(lacking.values()):
+        reasons = "; ".join(f"{name}: {', '.join(lacks)}" for name, lacks in sorted(lacking.items()))
+        raise LaunchError(f"{args.generation} generation needs vLLM on a CUDA GPU, and no train worker has both "
+                          f"({reasons}); choose generate or continuous-batching, or install vllm on the GPU box")
+
+
 def run_launch(
     *,
     pool: Pool,
@@ -114,6 +146,7 @@ def run_launch(
     _check_pool(pool, recipe)
     if problem := tracking_problem(args.report_to):
         raise LaunchError(problem)
+    _check_generation(args)
     _check_workers(recipe)  # last: it asks the workers (a second with the Redis broker)
     subjects = [s.strip() for s in (subjects or []) if s and s.strip()] or [SUBJECTS[0].text]
     with transaction.atomic():

@@ -49,6 +49,15 @@ def training_dataset(run: Run, args: RunArguments):
     return Dataset.from_list(rows)
 
 
+# What each generation backend sets on TRL's GRPOConfig.
+TRL_GENERATION = {
+    "generate": {"use_vllm": False, "use_transformers_continuous_batching": False},
+    "continuous-batching": {"use_vllm": False, "use_transformers_continuous_batching": True},
+    "vllm-colocate": {"use_vllm": True, "vllm_mode": "colocate", "use_transformers_continuous_batching": False},
+    "vllm-server": {"use_vllm": True, "vllm_mode": "server", "use_transformers_continuous_batching": False},
+}
+
+
 def grpo_config(run: Run, args: RunArguments, *, processes: int = 1):
     """TRL's GRPOConfig: every run argument GRPOConfig also declares, plus what the app decides."""
     import torch
@@ -58,6 +67,7 @@ def grpo_config(run: Run, args: RunArguments, *, processes: int = 1):
     bf16 = on_gpu if args.bf16 is None else args.bf16
     return GRPOConfig(**{
         **args.shared_with(GRPOConfig),
+        **TRL_GENERATION[args.generation],
         "output_dir": run.output_dir,
         "seed": int(run.seed),
         "use_cpu": not on_gpu,

@@ -12,6 +12,7 @@ from paintapp.storage import stored_png_response
 from painting.selectors import recipe_names
 from training import metrics as keys
 from training import selectors, services
+from training.config import RunArguments
 from training.forms import LaunchForm
 from training.model_export import MERGE_PENDING, ModelExportError, merge_request, merge_state
 from training.models import Rollout, Run, RunExport
@@ -32,7 +33,8 @@ def launch(request):
     source_id = request.GET.get("from")
     if source_id:  # "duplicate as new run" pre-fills the form from an existing run
         source = get_object_or_404(Run, pk=source_id)
-        initial = {**source.hyperparameters, "pool": source.pool_id, "recipe": source.recipe_name,
+        # Read through RunArguments: a run stored before a key was replaced fills its successor.
+        initial = {**RunArguments.from_dict(source.hyperparameters).to_dict(), "pool": source.pool_id, "recipe": source.recipe_name,
                    "base_model": source.base_model, "subjects": source.subjects, "seed": source.seed,
                    "name": f"{source.name} (copy)"}
     form = LaunchForm(request.POST or None, initial=initial, **form_kwargs)
@@ -59,6 +61,7 @@ def run_detail(request, run_id: int):
     compared = selectors.runs_to_compare(run, request.GET.getlist("compare"))
     context = {
         "run": run,
+        "arguments": RunArguments.from_dict(run.hyperparameters),
         "keys": keys.TEMPLATE_KEYS,
         "charts": keys.CHARTS,
         "steps": list(selectors.run_steps(run))[-50:],

@@ -1,12 +1,14 @@
 // The launch form's notes, updated as the curator types: a warm-up as long as the run (the
 // learning rate never reaches the value set), and how long the run may take at the pace of
-// the last runs' steps (seconds per rollout, measured, times the rollouts of this run).
+// the last runs' steps (seconds per rollout, measured, times the rollouts of this run: each
+// step trains on per-device batch × accumulation completions).
 (() => {
   "use strict";
   const notes = document.getElementById("launch-notes");
   if (!notes) return;
   const field = (name) => document.querySelector(`.launchform [name=${name}]`);
-  const steps = field("max_steps"), warmup = field("warmup_steps"), group = field("num_generations");
+  const steps = field("max_steps"), warmup = field("warmup_steps");
+  const batch = field("per_device_train_batch_size"), accumulation = field("gradient_accumulation_steps");
   const warning = document.getElementById("warmup-warning");
   const estimate = document.getElementById("time-estimate");
   const perRollout = notes.dataset.secondsPerRollout === "" ? null : Number(notes.dataset.secondsPerRollout);
@@ -20,7 +22,7 @@
   }
 
   function update() {
-    const n = Number(steps.value), w = Number(warmup.value), g = Number(group.value);
+    const n = Number(steps.value), w = Number(warmup.value), g = Number(batch.value) * Number(accumulation.value);
     const late = Number.isInteger(n) && Number.isInteger(w) && n > 0 && w >= n;
     warning.hidden = !late;
     warning.textContent = late
@@ -31,6 +33,6 @@
     }
   }
 
-  for (const input of [steps, warmup, group, field("learning_rate")]) input?.addEventListener("input", update);
+  for (const input of [steps, warmup, batch, accumulation, field("learning_rate")]) input?.addEventListener("input", update);
   update();
 })();

@@ -5,8 +5,9 @@ import time
 
 from training.models import Run
 
-# A few cheap steps of the tiny model: small groups, small renders, a checkpoint every step.
-FAST = {"num_generations": 4, "render_size": 128, "max_completion_length": 384, "checkpoint_every": 1,
+# A few cheap steps of the tiny model: small groups (one a step, in the published layout of one
+# completion per pass: 1 × 4), small renders, a checkpoint every step.
+FAST = {"num_generations": 4, "gradient_accumulation_steps": 4, "render_size": 128, "max_completion_length": 384, "checkpoint_every": 1,
         "warmup_steps": 1, "render_deadline_s": 60, "score_deadline_s": 60}
 
 

@@ -5,7 +5,15 @@ import dataclasses
 
 import pytest
 
-from training.config import RENDER_SIZES, RunArguments, argument_spec, argument_specs
+from training.config import (
+    GENERATION_BACKENDS,
+    LOSS_TYPES,
+    RENDER_SIZES,
+    VLLM_SERVER_URL,
+    RunArguments,
+    argument_spec,
+    argument_specs,
+)
 
 
 def test_every_argument_is_declared_with_help_and_its_defaults_are_valid():
@@ -29,14 +37,14 @@ def test_each_argument_refuses_values_outside_its_declared_bounds_and_choices(sp
         with pytest.raises(ValueError, match=f"^{spec.name} must be"):
             RunArguments(**{spec.name: value})
     for value in [v for v in (spec.min, spec.max, *(spec.choices or ())) if v is not None]:
-        assert getattr(RunArguments(**{spec.name: spec.kind(value)}), spec.name) == value
+        assert spec.problem(spec.kind(value)) is None  # alone: with the others it may break the batch layout
 
 
 def test_whole_numbers_must_be_whole_and_numbers_accept_integers():
     with pytest.raises(ValueError, match="num_generations must be a whole number"):
         RunArguments(num_generations=4.5)
-    with pytest.raises(ValueError, match="use_vllm must be true or false"):
-        RunArguments(use_vllm=1)
+    with pytest.raises(ValueError, match="mask_truncated_completions must be true or false"):
+        RunArguments(mask_truncated_completions=1)
     with pytest.raises(ValueError, match="beta must be a number"):
         RunArguments(beta=argument_spec("beta").parse("nan"))
     args = RunArguments(beta=0, learning_rate=1)
@@ -67,9 +75,65 @@ def test_stored_arguments_with_keys_that_moved_still_load():
     assert RunArguments.from_dict(None) == RunArguments()
 
 
+def test_the_defaults_are_the_published_batch_layout_lora_dropout_and_loss():
+    args = RunArguments()
+    assert (args.per_device_train_batch_size, args.gradient_accumulation_steps, args.num_generations) == (1, 8, 8)
+    assert (args.generation_batch_size, args.prompts_per_step) == (8, 1)
+    assert (args.lora_dropout, args.loss_type, args.mask_truncated_completions) == (0.0, "dapo", False)
+    assert (args.generation, args.vllm_server_base_url) == ("generate", VLLM_SERVER_URL)
+
+
+@pytest.mark.parametrize(("layout", "generations", "prompts"), [((1, 8), 8, 1), ((8, 1), 8, 1), ((2, 8), 8, 2),
+                                                                 ((1, 8), 4, 2), ((4, 3), 6, 2)])
+def test_a_step_trains_on_the_per_device_batch_times_the_accumulation_in_whole_groups(layout, generations, prompts):
+    args = RunArguments(per_device_train_batch_size=layout[0], gradient_accumulation_steps=layout[1],
+                        num_generations=generations)
+    assert (args.generation_batch_size, args.prompts_per_step) == (layout[0] * layout[1], prompts)
+
+
+def test_a_batch_layout_that_splits_a_group_is_refused_with_its_arithmetic():
+    with pytest.raises(ValueError, match=r"^per_device_train_batch_size × gradient_accumulation_steps "
+                                         r"\(1 × 4 = 4\) must be a multiple of num_generations \(8\)"):
+        RunArguments(gradient_accumulation_steps=4)
+    with pytest.raises(ValueError, match=r"^gradient_accumulation_steps must be between 1 and 1024$"):
+        RunArguments(gradient_accumulation_steps=0, num_generations=8)  # its own problem first, alone
+
+
+def test_the_vllm_server_needs_an_http_url_and_the_loss_types_are_trls_that_need_nothing_else():
+    with pytest.raises(ValueError, match="vllm_server_base_url must be an http:// or https:// URL"):
+        RunArguments(generation="vllm-server", vllm_server_base_url="127.0.0.1:8002")
+    assert RunArguments(generation="vllm-server", vllm_server_base_url="https://gpu-box:8002").problems() == []
+    assert RunArguments(generation="generate", vllm_server_base_url="").problems() == []  # unused there
+    import inspect
+
+    from trl.trainer import grpo_config as trl_grpo_config
+
+    documented = inspect.getsource(trl_grpo_config.GRPOConfig)
+    assert all(f'"{loss}"' in documented or f"'{loss}'" in documented for loss in LOSS_TYPES)
+    assert "luspo" not in LOSS_TYPES  # needs importance_sampling_level="sequence", which a run does not set
+
+
+def test_a_run_stored_with_use_vllm_and_prompts_per_step_loads_as_it_ran():
+    old = {**RunArguments(num_generations=4).to_dict(), "use_vllm": True, "vllm_mode": "server", "prompts_per_step": 2}
+    for key in ("generation", "per_device_train_batch_size", "gradient_accumulation_steps"):
+        del old[key]
+    args = RunArguments.from_dict(old)
+    assert args.generation == "vllm-server"
+    # one batch of G × prompts_per_step completions, no accumulation: the layout the run trained with
+    assert (args.per_device_train_batch_size, args.gradient_accumulation_steps, args.prompts_per_step) == (8, 1, 2)
+    assert RunArguments.from_dict({"use_vllm": False, "vllm_mode": "colocate"}).generation == "generate"
+    assert RunArguments.from_dict({"use_vllm": True, "vllm_mode": "colocate"}).generation == "vllm-colocate"
+    assert RunArguments.from_dict({"prompts_per_step": 1}).generation_batch_size == 8
+    kept = RunArguments.from_dict({"generation": "continuous-batching", "use_vllm": True,
+                                   "per_device_train_batch_size": 2, "gradient_accumulation_steps": 4, "prompts_per_step": 3})
+    assert (kept.generation, kept.generation_batch_size) == ("continuous-batching", 8)  # the new keys win
+
+
 @pytest.mark.parametrize(("name", "text", "value"), [
-    ("num_generations", "4", 4), ("learning_rate", "1e-3", 1e-3), ("use_vllm", "true", True),
-    ("use_vllm", "0", False), ("bf16", "none", None), ("bf16", "yes", True), ("vllm_mode", "server", "server"),
+    ("num_generations", "4", 4), ("learning_rate", "1e-3", 1e-3), ("mask_truncated_completions", "true", True),
+    ("mask_truncated_completions", "0", False), ("bf16", "none", None), ("bf16", "yes", True),
+    ("generation", "vllm-server", "vllm-server"), ("vllm_max_model_length", "none", None),
+    ("vllm_server_base_url", " http://gpu:8002 ", "http://gpu:8002"),
 ])
 def test_command_line_text_is_read_by_the_argument_type(name, text, value):
     assert argument_spec(name).parse(text) == value
@@ -78,8 +142,8 @@ def test_command_line_text_is_read_by_the_argument_type(name, text, value):
 @pytest.mark.parametrize(("name", "text", "message"), [
     ("num_generations", "four", "num_generations must be a whole number, not 'four'"),
     ("top_p", "high", "top_p must be a number"),
-    ("use_vllm", "maybe", "use_vllm must be true or false"),
-    ("use_vllm", "none", "use_vllm must be true or false"),  # only bf16 may be none
+    ("mask_truncated_completions", "maybe", "mask_truncated_completions must be true or false"),
+    ("mask_truncated_completions", "none", "mask_truncated_completions must be true or false"),  # not optional
 ])
 def test_command_line_text_of_the_wrong_type_is_refused_clearly(name, text, message):
     with pytest.raises(ValueError, match=message):
@@ -98,25 +162,45 @@ def test_grpo_config_gets_every_argument_it_shares_by_name_and_none_of_the_app_o
     shared = {
         "max_steps": 7, "num_generations": 4, "learning_rate": 1e-3, "warmup_steps": 2, "lr_scheduler_type": "cosine",
         "scale_rewards": "group", "top_p": 0.9, "top_k": 5, "temperature": 0.7, "max_completion_length": 300,
-        "beta": 0.01, "use_vllm": True, "vllm_mode": "server", "bf16": False,
+        "beta": 0.01, "bf16": False, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 4,
+        "loss_type": "dr_grpo", "mask_truncated_completions": True, "vllm_server_base_url": "http://gpu:8002",
+        "vllm_gpu_memory_utilization": 0.5, "vllm_enable_sleep_mode": True, "vllm_max_model_length": 4096,
     }
-    args = RunArguments(**shared, prompts_per_step=2, checkpoint_every=3)
+    args = RunArguments(**shared, checkpoint_every=3)
     # A new name clash would show here; report_to reaches GRPOConfig as TRL's list (test_tracking.py).
     assert set(args.shared_with(GRPOConfig)) == set(shared) | {"report_to"}
     config = grpo_config(Run(output_dir="/tmp/run-config-test", seed=3), args)
     assert {name: getattr(config, name) for name in shared} == shared
-    assert (config.per_device_train_batch_size, config.save_steps, config.seed) == (8, 3, 3)
-    assert not any(hasattr(config, name) for name in ("render_size", "lora_r", "torch_threads", "checkpoint_every"))
+    assert (config.save_steps, config.seed) == (3, 3)
+    assert (config.generation_batch_size, config.steps_per_generation) == (8, 4)  # TRL's arithmetic is ours
+    assert not any(hasattr(config, name) for name in ("render_size", "lora_r", "torch_threads", "checkpoint_every",
+                                                      "generation"))
+
+
+@pytest.mark.parametrize(("generation", "use_vllm", "vllm_mode", "continuous"), [
+    ("generate", False, None, False), ("continuous-batching", False, None, True),
+    ("vllm-colocate", True, "colocate", False), ("vllm-server", True, "server", False),
+])
+def test_each_generation_backend_sets_trls_switches(generation, use_vllm, vllm_mode, continuous):
+    from training.models import Run
+    from training.trainer import grpo_config
+
+    assert generation in GENERATION_BACKENDS
+    config = grpo_config(Run(output_dir="/tmp/run-config-test", seed=0), RunArguments(generation=generation))
+    assert (config.use_vllm, config.use_transformers_continuous_batching) == (use_vllm, continuous)
+    if vllm_mode:
+        assert config.vllm_mode == vllm_mode
 
 
 # -- several processes -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("arguments", "processes", "layout"), [
-    ({}, 1, (8, 1)),
-    ({}, 2, (4, 1)),
-    ({"num_generations": 4, "prompts_per_step": 2}, 8, (1, 1)),
-    ({"num_generations": 6}, 3, (2, 1)),
+    ({}, 1, (1, 8)),
+    ({}, 2, (1, 4)),
+    ({"num_generations": 4}, 8, (1, 1)),
+    ({"num_generations": 6, "per_device_train_batch_size": 6, "gradient_accumulation_steps": 1}, 3, (2, 1)),
+    ({"num_generations": 6, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 3}, 2, (3, 1)),
 ])
 def test_a_steps_completions_are_shared_equally_by_the_processes(arguments, processes, layout):
     from training.config import batch_layout
@@ -124,7 +208,7 @@ def test_a_steps_completions_are_shared_equally_by_the_processes(arguments, proc
     shared = batch_layout(RunArguments(**arguments), processes)
     assert (shared.per_device_train_batch_size, shared.gradient_accumulation_steps) == layout
     assert shared.per_device_train_batch_size * shared.gradient_accumulation_steps * processes == \
-        RunArguments(**arguments).batch_size
+        RunArguments(**arguments).generation_batch_size
 
 
 def test_a_number_of_processes_that_does_not_divide_a_steps_completions_is_refused_at_launch():
@@ -137,8 +221,9 @@ def test_grpo_config_gives_each_process_its_share_of_the_step():
     from training.models import Run
     from training.trainer import grpo_config
 
-    # Two groups of 4 in two processes; built here in one process, where TRL checks one share is whole groups.
-    args = RunArguments(num_generations=4, prompts_per_step=2, num_processes=2)
+    # Two groups of 4 (1 × 8) in two processes: 1 × 4 each; built here in one process, where TRL
+    # checks that one share is whole groups.
+    args = RunArguments(num_generations=4, num_processes=2)
     config = grpo_config(Run(output_dir="/tmp/run-config-test", seed=3), args, processes=2)
-    assert (config.per_device_train_batch_size, config.gradient_accumulation_steps) == (4, 1)
+    assert (config.per_device_train_batch_size, config.gradient_accumulation_steps) == (1, 4)
     assert not hasattr(config, "num_processes") and not hasattr(config, "accelerate_config")

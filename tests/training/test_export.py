@@ -177,6 +177,9 @@ def test_it_describes_the_run_in_run_json_and_the_dataset_card(run, tmp_path):
     card = (tmp_path / "export" / "README.md").read_text()
     assert card.startswith("---\n") and "path: data/train-*.parquet" in card
     assert "| mean group reward |" in card and "`group_mean_judge`" in card
+    for setting in ("per_device_train_batch_size=1", "gradient_accumulation_steps=4", "loss_type=dapo",
+                    "mask_truncated_completions=False", "lora_dropout=0.0", "generation=generate"):
+        assert f"`{setting}`" in card, setting  # the training settings, published layout included
     data = DatasetCard.load(tmp_path / "export" / "README.md").data
     assert data.pretty_name == f"{run.name} (run {run.pk}) rollouts" and data.size_categories == ["n<1K"]
     assert data.license == "unknown" and "reinforcement-learning" in data.task_categories

@@ -96,7 +96,8 @@ def launch_form_data(client, **changes) -> dict:
     """What the launch form posts when the curator keeps its defaults but for `changes`."""
     form = client.get(reverse("training:launch")).context["form"]
     data = {name: field.initial for name, field in form.fields.items() if field.initial is not None}
-    data.pop("use_vllm", None)
+    data.pop("mask_truncated_completions", None)  # an unticked box is not posted
+    data.pop("vllm_enable_sleep_mode", None)
     return data | {"subjects": ["a peach hibiscus"], **changes}
 
 
@@ -244,7 +245,7 @@ def test_the_launch_form_prefills_the_published_defaults_and_launches(client, cu
     assert form["learning_rate"].initial == 5e-5 and form["recipe"].initial == "judge-led"
     data = {name: field.initial for name, field in form.fields.items() if field.initial is not None}
     data.update(pool=pool.id, base_model=model_dir, subjects=["a peach hibiscus"], max_steps=3)
-    data.pop("use_vllm", None)
+    data.pop("mask_truncated_completions", None)
     response = client.post(reverse("training:launch"), data)
     run = Run.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("training:run", args=[run.id])
@@ -264,6 +265,8 @@ def test_the_runs_list_and_run_page_render_with_live_fragments(client, curator, 
     client.force_login(curator)
     listing = client.get(reverse("training:runs"))
     assert b"first" in listing.content
+    page = client.get(reverse("training:run", args=[run.id])).content.decode()
+    assert "G 8, 1 × 8, generate, dapo loss" in page  # the run's settings, the published ones here
     fragment = client.get(reverse("training:run", args=[run.id]), headers={"HX-Request": "true"})
     assert 'id="run-live"' in fragment.content.decode() and "<html" not in fragment.content.decode()
     duplicate = client.get(reverse("training:launch"), {"from": run.id})
@@ -316,7 +319,8 @@ def test_the_train_commands_help_lists_every_hyper_parameter_with_its_default_an
     (["--set", "num_generations=four"], "num_generations must be a whole number, not 'four'"),
     (["--set", "num_generations=1"], "num_generations must be between 2 and 64"),
     (["--set", "render_size=601"], "render_size must be one of"),
-    (["--set", "use_vllm=maybe"], "use_vllm must be true or false"),
+    (["--set", "mask_truncated_completions=maybe"], "mask_truncated_completions must be true or false"),
+    (["--set", "gradient_accumulation_steps=3"], r"\(1 × 3 = 3\) must be a multiple of num_generations \(8\)"),
     (["--set", "num_generations"], "--set takes KEY=VALUE"),
     (["--set", "length_low_tokens=100"], "a recipe setting: use --recipe-set"),
     (["--recipe-set", "length_full_tokens=lots"], "whole number of tokens"),
@@ -336,10 +340,11 @@ def test_the_train_command_sets_typed_values_and_the_runs_length_thresholds_on_i
     from django.core.management import call_command
 
     call_command("train", "--pool", "taste", "--recipe", "hps-only", "--base-model", model_dir,
-                 "--set", "use_vllm=false", "--set", "learning_rate=1e-3", "--set", "bf16=none",
+                 "--set", "mask_truncated_completions=true", "--set", "learning_rate=1e-3", "--set", "bf16=none",
                  "--recipe-set", "length_low_tokens=100", "--recipe-set", "length_full_tokens=2000")
     run = Run.objects.get()
-    assert (run.hyperparameters["use_vllm"], run.hyperparameters["learning_rate"], run.hyperparameters["bf16"]) == (False, 1e-3, None)
+    assert (run.hyperparameters["mask_truncated_completions"], run.hyperparameters["learning_rate"],
+            run.hyperparameters["bf16"]) == (True, 1e-3, None)
     assert (run.recipe["length_low_tokens"], run.recipe["length_full_tokens"], run.recipe["length_high_tokens"]) == (100, 2000, 6000)
     assert "length_low_tokens" not in run.hyperparameters
 
@@ -424,3 +429,65 @@ def test_the_launch_form_makes_the_curator_choose_the_pool_and_knows_the_last_ru
     assert page.context["seconds_per_rollout"] is None
     make_run(pool, steps=2, generations=4)  # each step timed at 20 s for 4 rollouts
     assert client.get(reverse("training:launch")).context["seconds_per_rollout"] == pytest.approx(5.0)
+
+
+# -- generation backends and the batch layout at launch ------------------------------------------
+
+
+def test_the_launch_form_refuses_a_batch_layout_that_splits_a_group_and_says_why(client, curator, pool, model_dir):
+    client.force_login(curator)
+    data = launch_form_data(client, pool=pool.id, base_model=model_dir, gradient_accumulation_steps=4)
+    response = client.post(reverse("training:launch"), data)
+    assert response.status_code == 400 and not Run.objects.exists()
+    assert "(1 × 4 = 4) must be a multiple of num_generations (8)" in response.content.decode()
+
+
+def test_a_vllm_run_is_refused_while_no_train_worker_answers_to_say_it_can_run_vllm(pool, model_dir, workers_checked):
+    for generation in ("vllm-colocate", "vllm-server"):
+        with pytest.raises(services.LaunchError, match=f"{generation} generation needs a train worker with a GPU "
+                                                       "and vllm, and none answers on the `train` queue"):
+            services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir,
+                                arguments={"generation": generation})
+    assert not Run.objects.exists()
+
+
+def test_a_vllm_run_is_refused_naming_what_each_train_worker_lacks(pool, model_dir, workers_checked, start_worker):
+    train = start_worker("train")
+    with pytest.raises(services.LaunchError) as refused:
+        services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir,
+                            arguments={"generation": "vllm-colocate"})
+    message = str(refused.value)
+    assert message.startswith("vllm-colocate generation needs vLLM on a CUDA GPU, and no train worker has both")
+    assert f"{train.hostname}: no GPU, no vllm installed" in message  # this machine: CPU torch, no vllm
+    assert "choose generate or continuous-batching" in message and not Run.objects.exists()
+
+
+def test_a_train_worker_with_a_gpu_cuda_torch_and_vllm_lacks_nothing_for_vllm():
+    gpu_box = {"gpus": ["GPU 0: NVIDIA H200"], "torch": "2.13.0", "cuda_build": True, "vllm": "0.31.0"}
+    assert services.vllm_missing(gpu_box) == []
+    assert services.vllm_missing({**gpu_box, "cuda_build": False, "torch": "2.13.0+cpu"}) == [
+        "a CPU build of torch (2.13.0+cpu)"]
+    assert services.vllm_missing({**gpu_box, "gpus": [], "vllm": ""}) == ["no GPU", "no vllm installed"]
+
+
+def test_the_continuous_batching_and_plain_runs_launch_without_asking_for_a_gpu(pool, model_dir):
+    for generation in ("generate", "continuous-batching"):
+        run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir,
+                                  arguments={"generation": generation})
+        assert run.hyperparameters["generation"] == generation
+
+
+def test_a_run_stored_with_use_vllm_and_prompts_per_step_is_duplicated_as_it_ran(client, curator, pool, model_dir):
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    stored = {key: value for key, value in run.hyperparameters.items()
+              if key not in ("generation", "per_device_train_batch_size", "gradient_accumulation_steps")}
+    Run.objects.filter(id=run.id).update(hyperparameters={  # what a run launched before they were replaced stored
+        **stored, "use_vllm": True, "vllm_mode": "server", "prompts_per_step": 1})
+    client.force_login(curator)
+    form = client.get(reverse("training:launch") + f"?from={run.id}").context["form"]
+    prefilled = {name: form[name].value() for name in ("generation", "per_device_train_batch_size",
+                                                       "gradient_accumulation_steps")}
+    assert prefilled == {"generation": "vllm-server", "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1}
+    run.refresh_from_db()
+    copy = services.run_duplicate(run=run)
+    assert (copy.hyperparameters["generation"], copy.hyperparameters["per_device_train_batch_size"]) == ("vllm-server", 8)

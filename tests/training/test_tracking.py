@@ -92,7 +92,7 @@ def test_the_launch_form_offers_tracking_and_shows_why_wandb_cannot_start(client
     form = client.get(reverse("training:launch")).context["form"]
     assert [value for value, _ in form.fields["report_to"].choices] == ["none", "trackio", "wandb", "trackio,wandb"]
     data = {name: field.initial for name, field in form.fields.items() if field.initial is not None}
-    data.pop("use_vllm", None)
+    data.pop("mask_truncated_completions", None)  # an unticked box is not posted
     data |= {"pool": pool.id, "base_model": model, "subjects": ["a peach hibiscus"], "report_to": "wandb"}
     response = client.post(reverse("training:launch"), data)
     assert response.status_code == 400

@@ -67,6 +67,21 @@ def test_a_three_step_run_finishes_with_steps_rollouts_paintings_and_a_trained_a
     PeftModel.from_pretrained(base, str(adapter))
 
 
+def test_a_run_generating_with_transformers_continuous_batching_takes_its_steps_and_stores_each_group(
+    workers, pool, tiny_model
+):
+    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=tiny_model,
+                              arguments=FAST | {"max_steps": 2, "generation": "continuous-batching"})
+    run = wait_until_ended(run)
+    assert run.status == "finished", run.error
+    assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1, 2]
+    assert list(Rollout.objects.filter(run=run).order_by("step", "position").values_list("step", "position")) == [
+        (step, position) for step in (1, 2) for position in range(4)]  # one group of G = 4 a step, 1 × 4
+    for step in Step.objects.filter(run=run):
+        assert step.metrics["ours/generation_s"] > 0 and step.metrics["completions/mean_length"] > 0
+    assert (Path(run.output_dir) / "adapter" / "adapter_model.safetensors").exists()
+
+
 def test_with_its_render_worker_gone_a_run_steps_on_no_lost_rollouts_waits_and_goes_on_when_one_returns(
     start_worker, worker_env, pool, painter_model
 ):
