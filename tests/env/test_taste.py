@@ -215,3 +215,14 @@ def test_judging_against_four_references_in_both_orders_gives_a_win_rate(image_m
     assert good.dropped == bad.dropped == 0
     assert all(len(r.orders) == 2 for r in good.references)
     assert 0.0 <= bad.score < 0.2 < good.score <= 1.0
+
+
+def test_the_taste_judge_gives_the_same_verdicts_from_concurrent_threads(image_model):
+    refs = [(i, soft_painting(60 + i, spread=0.2 + 0.05 * i, blobs=2 + i)) for i in range(4)]
+    candidates = [soft_painting(70), muddy_painting(71), hard_painting(72), near_empty_painting(73)]
+    alone = [judge_against_references(TasteJudge(model=image_model), c, refs, prompt="p", concurrency=1).to_dict()
+             for c in candidates]
+    shared = TasteJudge(model=image_model)  # one judge and one utility cache across the threads
+    features_module.clear_feature_cache()
+    together = [judge_against_references(shared, c, refs, prompt="p", concurrency=8).to_dict() for c in candidates]
+    assert together == alone
