@@ -45,7 +45,7 @@ def test_a_three_step_run_finishes_with_steps_rollouts_paintings_and_a_trained_a
     from transformers import AutoModelForCausalLM
 
     tiny_model = painter_model
-    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=tiny_model, arguments=FAST | {"max_steps": 3, "max_completion_length": 1024})
+    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=tiny_model, arguments=FAST | {"max_steps": 3, "max_completion_length": 1024})
     run = wait_until_ended(run)
     assert run.status == "finished", run.error
     assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1, 2, 3]
@@ -81,7 +81,7 @@ def test_with_its_render_worker_gone_a_run_steps_on_no_lost_rollouts_waits_and_g
     start_worker("score")
     render = start_worker("render")
     run = services.run_launch(
-        pool=pool, recipe_name="hps-only", base_model=painter_model,
+        pool=pool, recipe_name="studio-hps-only", base_model=painter_model,
         arguments=FAST | {"max_steps": 3, "max_completion_length": 1024, "render_deadline_s": 10, "checkpoint_every": 100},
     )
     wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 300, "step 1")
@@ -108,7 +108,7 @@ def test_with_its_render_worker_gone_a_run_steps_on_no_lost_rollouts_waits_and_g
 
 
 def test_stop_ends_the_run_after_a_step_and_resume_continues_without_duplicates(workers, pool, tiny_model):
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=tiny_model, arguments=FAST | {"max_steps": 4})
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model, arguments=FAST | {"max_steps": 4})
     wait_for(lambda: Step.objects.filter(run=run).exists(), 300, "the first step")
     run.refresh_from_db()
     services.run_stop(run=run)
@@ -125,7 +125,7 @@ def test_stop_ends_the_run_after_a_step_and_resume_continues_without_duplicates(
 
 
 def test_a_crashing_reward_part_gives_none_and_never_kills_the_trainer(workers, pool, tiny_model):
-    recipe = PRESETS["hps-only"].with_(quality="tests.support.broken_backends.ExplodingQualityScorer")
+    recipe = PRESETS["studio-hps-only"].with_(quality="tests.support.broken_backends.ExplodingQualityScorer")
     painting_services.recipe_save(name="exploding", recipe=recipe)
     run = services.run_launch(pool=pool, recipe_name="exploding", base_model=tiny_model, arguments=FAST | {"max_steps": 2})
     run = wait_until_ended(run)
