@@ -3,6 +3,7 @@ one painting's calls run concurrently (bounded) with the same results."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -66,8 +67,9 @@ class SlowJudge:
 
     name = "slow"
 
-    def __init__(self, together: int, fail: set[tuple[bytes, bool]] = frozenset()):
+    def __init__(self, together: int, fail: set[tuple[bytes, bool]] = frozenset(), pause: float = 0.0):
         self.barrier = threading.Barrier(together, timeout=20)
+        self.pause = pause
         self.fail = fail
         self.lock = threading.Lock()
         self.inside = 0
@@ -79,6 +81,7 @@ class SlowJudge:
             self.most_inside = max(self.most_inside, self.inside)
         try:
             self.barrier.wait()
+            time.sleep(self.pause)
             if (reference_png, candidate_first) in self.fail:
                 raise ConnectionError("endpoint down")
             return (1.0 if candidate_first else 0.5), f"{reference_png.decode()} {candidate_first}"
@@ -120,3 +123,10 @@ def test_concurrent_calls_that_fail_still_drop_their_reference_and_none_when_all
     everything = {(png, first) for _, png in FOUR_REFERENCES for first in (True, False)}
     assert judge_against_references(SlowJudge(together=8, fail=everything), b"cand", FOUR_REFERENCES,
                                     prompt="a rose").score is None
+
+
+def test_a_judge_that_caps_its_concurrency_is_called_one_at_a_time():
+    judge = SlowJudge(together=1, pause=0.01)
+    judge.max_concurrency = 1  # as the taste judge: CPU-bound, threads would only cost
+    result = judge_against_references(judge, b"cand", FOUR_REFERENCES, prompt="a rose", concurrency=8)
+    assert judge.most_inside == 1 and result.dropped == 0 and result.score == pytest.approx(0.75)

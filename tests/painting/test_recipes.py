@@ -85,3 +85,20 @@ def test_a_stored_runs_recipe_finds_the_preset_that_judges_the_same_way():
     assert recipe_name_matching(old_judge_led) == "studio-judge-led"
     assert recipe_name_matching(PRESETS["judge-led"].to_dict()) == "judge-led"
     assert recipe_name_matching({**old_judge_led, "w_judge": 0.5}) is None
+
+
+def test_the_migration_renames_a_saved_recipe_that_took_a_studio_presets_name():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("painting", "0001_initial")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model("painting", "RewardRecipe")
+    old.objects.create(name="studio-judge-led", config={**PRESETS["hps-only"].to_dict(), "name": "studio-judge-led"})
+    old.objects.create(name="mine", config=PRESETS["hps-only"].to_dict())
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    saved = RewardRecipe.objects.get(name="studio-judge-led-saved")
+    assert saved.config["name"] == "studio-judge-led-saved" and saved.config["judge"] == "vlm"
+    assert sorted(RewardRecipe.objects.values_list("name", flat=True)) == ["mine", "studio-judge-led-saved"]

@@ -90,8 +90,9 @@ def judge_against_references(
     """Judge one painting against the group's references, always in both presentation orders.
 
     The calls run concurrently, at most `concurrency` at a time (a VLM judge spends its time
-    waiting on the endpoint); the verdicts keep the order of the references, candidate first
-    then second. Judges must be thread-safe (the vlm and taste judges are).
+    waiting on the endpoint), or the judge's own `max_concurrency` where it has one; the
+    verdicts keep the order of the references, candidate first then second. Judges must be
+    thread-safe (the vlm and taste judges are).
     """
     calls = [(reference_id, reference_png, candidate_first)
              for reference_id, reference_png in references for candidate_first in (True, False)]
@@ -100,7 +101,8 @@ def judge_against_references(
         _reference_id, reference_png, candidate_first = call
         return _one_order(judge, candidate_png, reference_png, prompt=prompt, candidate_first=candidate_first)
 
-    workers = max(1, min(int(concurrency), len(calls)))
+    # A judge may cap it: the taste judge is CPU-bound under the GIL, where threads only cost.
+    workers = max(1, min(int(concurrency), getattr(judge, "max_concurrency", None) or len(calls), len(calls)))
     if workers == 1:
         orders = [run(call) for call in calls]
     else:
