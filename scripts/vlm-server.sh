@@ -16,7 +16,7 @@ VENV=${VENV:-.venv}
 MODEL=${PAINTAPP_VLM_MODEL:-Qwen/Qwen3-VL-30B-A3B-Instruct}
 
 if ! "$VENV/bin/python" -c 'import vllm' 2>/dev/null; then
-  echo "vllm is not installed in $VENV. On a GPU box: $VENV/bin/pip install -r requirements-gpu.txt" >&2
+  echo "vllm is not installed in $VENV. On a GPU box: make setup-gpu (it installs requirements-gpu.txt)" >&2
   echo "(make vlm-server serves the VLM judge; it needs a CUDA GPU with room for $MODEL)" >&2
   exit 1
 fi

@@ -6,7 +6,8 @@ so the studio asks a score worker to run these (painting.tasks.probe_recipes). W
 the database — the pool's taste model and grades — comes in as a `TasteStatus`.
 
 - `vlm`: GET {base_url}/models within a short timeout, and the configured model is listed.
-- `hpsv3`: the package is installed, the checkpoint file exists, then CUDA is available.
+- `hpsv3`: torch and transformers, the checkpoint file, the base model (a folder or in the
+  Hugging Face cache), then CUDA.
 - `taste`: the pool has a taste model, or grades in two tiers to train one on first use.
 - `features`: embedded, always.
 """
@@ -24,7 +25,7 @@ import httpx
 from paintapp.env.judges import BACKENDS as JUDGES
 from paintapp.env.judges.vlm import BASE_URL_ENV, VLMConfig
 from paintapp.env.quality import BACKENDS as SCORERS
-from paintapp.env.quality.hpsv3 import CHECKPOINT_ENV
+from paintapp.env.quality.hpsv3 import BASE_MODEL_ENV, CHECKPOINT_ENV, DEFAULT_BASE_MODEL
 from paintapp.env.reward import DEFAULT_PRESET, DEFAULT_STUDIO_PRESET, PRESETS, Recipe
 
 PROBE_TIMEOUT_S = 3.0
@@ -113,28 +114,42 @@ def probe_vlm(environ: Mapping[str, str], *, timeout_s: float = PROBE_TIMEOUT_S)
     return True, f"{config.model} at {config.base_url}"
 
 
+def _base_model_missing(base_model: str) -> str:
+    """Why HPSv3's base model (a folder, or a Hub name already downloaded) cannot be read here, or ""."""
+    if os.path.isdir(base_model):
+        return "" if os.path.exists(os.path.join(base_model, "config.json")) else f"{base_model} has no config.json"
+    if os.path.isabs(base_model) or base_model.startswith("."):
+        return f"the base model folder {base_model} ({BASE_MODEL_ENV}) does not exist"
+    from huggingface_hub import try_to_load_from_cache  # lazily: only this probe needs it
+
+    try:
+        if isinstance(try_to_load_from_cache(base_model, "config.json"), str):
+            return ""
+    except ValueError as exc:  # not a Hub name at all (huggingface_hub's validation error)
+        return f"the base model {base_model!r} ({BASE_MODEL_ENV}) is neither a folder nor a Hub name: {exc}"
+    return f"the base model {base_model} is not in the Hugging Face cache (manage.py fetch_model {base_model}, or set {BASE_MODEL_ENV})"
+
+
 def probe_hpsv3(environ: Mapping[str, str], *, device: str = "cuda") -> tuple[bool, str]:
-    """The hpsv3 package, its checkpoint and the device are all here (nothing is loaded)."""
-    problems = []
-    if importlib.util.find_spec("hpsv3") is None:
-        problems.append("the hpsv3 package is not installed (pip install -r requirements-gpu.txt)")
+    """HPSv3's libraries, its weights, its base model and the device are all here (nothing is loaded)."""
+    problems = [f"{name} is not installed" for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
     checkpoint = environ.get(CHECKPOINT_ENV, "")
     if not checkpoint:
-        problems.append(f"{CHECKPOINT_ENV} is not set (the HPSv3 checkpoint file)")
+        problems.append(f"{CHECKPOINT_ENV} is not set (the published HPSv3.safetensors)")
     elif not os.path.exists(checkpoint):
         problems.append(f"the checkpoint {checkpoint} ({CHECKPOINT_ENV}) does not exist")
+    base_model = environ.get(BASE_MODEL_ENV) or DEFAULT_BASE_MODEL
+    if missing := _base_model_missing(base_model):
+        problems.append(missing)
     # The device last, and only for an otherwise usable scorer: torch takes seconds to import.
     if not problems and device.startswith("cuda"):
-        try:
-            import torch  # lazily: seconds to import, and only this probe needs it
-        except ImportError:
-            problems.append("torch is not installed")
-        else:
-            if not torch.cuda.is_available():
-                problems.append("no CUDA device is available")
+        import torch
+
+        if not torch.cuda.is_available():
+            problems.append("no CUDA device is available")
     if problems:
         return False, "; ".join(problems)
-    return True, f"hpsv3 with {checkpoint} on {device}"
+    return True, f"{checkpoint} on {base_model}, {device}"
 
 
 def probe_taste(status: TasteStatus | None) -> tuple[bool | None, str]:

@@ -1,8 +1,7 @@
-"""Recipe part probes: the VLM endpoint against a real local HTTP server, HPSv3's package,
-checkpoint and device as this machine has them, the taste judge from a pool's status."""
+"""Recipe part probes: the VLM endpoint against a real local HTTP server, HPSv3's weights, base
+model and device as this machine has them, the taste judge from a pool's status."""
 from __future__ import annotations
 
-import importlib.util
 import socket
 
 import pytest
@@ -21,10 +20,6 @@ from paintapp.env.probes import (
 )
 from paintapp.env.reward import PRESETS, Recipe
 from tests.support.fake_vlm_server import serve
-
-ON_THIS_MACHINE = pytest.mark.skipif(
-    importlib.util.find_spec("hpsv3") is not None, reason="this machine has the hpsv3 package"
-)
 
 
 @pytest.fixture
@@ -74,17 +69,28 @@ def test_the_vlm_probe_gives_up_on_an_endpoint_that_never_answers_at_its_timeout
     assert reachable is False and "does not answer: ReadTimeout" in detail
 
 
-@ON_THIS_MACHINE
 def test_the_hpsv3_probe_names_each_thing_missing_here(tmp_path):
     reachable, detail = probe_hpsv3({})
-    assert reachable is False
-    assert "the hpsv3 package is not installed (pip install -r requirements-gpu.txt)" in detail
-    assert "PAINTAPP_HPSV3_CHECKPOINT is not set" in detail
-    missing = tmp_path / "hpsv3.safetensors"
-    assert f"the checkpoint {missing} (PAINTAPP_HPSV3_CHECKPOINT) does not exist" in probe_hpsv3(
-        {"PAINTAPP_HPSV3_CHECKPOINT": str(missing)})[1]
-    missing.write_bytes(b"weights")
-    assert "checkpoint" not in probe_hpsv3({"PAINTAPP_HPSV3_CHECKPOINT": str(missing)}, device="cpu")[1]
+    assert reachable is False and "PAINTAPP_HPSV3_CHECKPOINT is not set" in detail
+    assert "the base model Qwen/Qwen2-VL-7B-Instruct is not in the Hugging Face cache" in detail
+    weights, base = tmp_path / "HPSv3.safetensors", tmp_path / "qwen2-vl"
+    environ = {"PAINTAPP_HPSV3_CHECKPOINT": str(weights), "PAINTAPP_HPSV3_BASE_MODEL": str(base)}
+    detail = probe_hpsv3(environ)[1]
+    assert f"the checkpoint {weights} (PAINTAPP_HPSV3_CHECKPOINT) does not exist" in detail
+    assert f"the base model folder {base} (PAINTAPP_HPSV3_BASE_MODEL) does not exist" in detail
+    weights.write_bytes(b"weights")
+    base.mkdir()
+    assert probe_hpsv3(environ)[1] == f"{base} has no config.json"
+    (base / "config.json").write_text("{}")
+    assert probe_hpsv3(environ, device="cpu") == (True, f"{weights} on {base}, cpu")
+    if not torch_cuda_available():
+        assert probe_hpsv3(environ) == (False, "no CUDA device is available")
+
+
+def torch_cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def test_the_taste_probe_reads_the_pools_model_and_grades():

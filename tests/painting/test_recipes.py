@@ -50,7 +50,7 @@ def test_recipes_probes_each_part_on_the_score_worker_with_that_machines_setting
     call_command("recipes", pool="probed")
     table = rows(capsys.readouterr().out)
     assert [r.path for r in vlm_server.requests] == ["/v1/models"] * 2  # judge-led and hps-led, from the worker
-    assert "NO: quality: the hpsv3 package is not installed" in table["judge-led"]
+    assert "NO: quality: PAINTAPP_HPSV3_CHECKPOINT is not set" in table["judge-led"]
     assert "judge:" not in table["judge-led"]  # the worker reached the VLM endpoint
     assert table["studio-judge-led"].endswith(f"yes ({worker.hostname})")
     assert table["studio-hps-only"].endswith(f"yes ({worker.hostname})")

@@ -18,7 +18,7 @@ from training.models import Run
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 NO_VLM = "the judge part (vlm, weight 0.6) cannot answer: PAINTAPP_VLM_BASE_URL is not set"
-NO_HPSV3 = "the quality part (hpsv3, weight 0.3) cannot answer: the hpsv3 package is not installed"
+NO_HPSV3 = "the quality part (hpsv3, weight 0.3) cannot answer: PAINTAPP_HPSV3_CHECKPOINT is not set"
 
 
 @pytest.fixture
