@@ -38,6 +38,7 @@ def test_choosing_a_recipe_shows_its_parts_as_the_score_worker_finds_them(
     pool = make_pool(curator, name="parts")
     page = signed_in_page
     page.goto(live_server.url + reverse("training:launch"))
+    assert page.inner_text("form.launchform button[type=submit] >> nth=0") == "Launch"  # what Enter presses
     page.select_option("select[name=pool]", str(pool.id))
     page.select_option("select[name=recipe]", "judge-led")  # the change asks the score worker (htmx)
     shown = "(name) => (document.querySelector('#recipe-parts caption') || {innerText: ''}).innerText.includes('Recipe ' + name)"
