@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 export DJANGO_SETTINGS_MODULE ?= paintapp.settings
 
-.PHONY: help setup setup-gpu system-deps services demo test test-fast serve workers worker-train worker-render worker-score trl-vllm-server beat bench lint clean
+.PHONY: help setup setup-gpu system-deps services demo test test-fast serve workers worker-train worker-render worker-score trl-vllm-server beat vlm-server bench lint clean
 
 help:
 	@echo "make demo    set everything up and run the studio on http://127.0.0.1:8000"
@@ -14,6 +14,8 @@ help:
 	@echo "make setup   install apt packages, the .venv and the npm assets only"
 	@echo "make setup-gpu   the same for the GPU box: CUDA torch with its CUDA runtime, and vLLM"
 	@echo "make worker-train|worker-render|worker-score   run one worker pool (e.g. on another machine)"
+	@echo "make worker-score SCORE_PROCESSES=4   a score worker with 4 processes (a VLM judge wants several)"
+	@echo "make vlm-server   serve the published VLM judge with vLLM on a GPU box (port 8001)"
 	@echo "make beat    run Celery beat (one per deployment): it sends the reaper of runs whose trainer died"
 
 setup: system-deps $(VENV)/.installed node_modules/.installed
@@ -79,8 +81,13 @@ worker-train:
 worker-render:
 	$(VENV)/bin/celery -A paintapp worker -Q render -c $${RENDER_CONCURRENCY:-2} -n render@%h --loglevel=INFO --max-tasks-per-child=200
 
+# Processes of a score worker: `make worker-score SCORE_PROCESSES=4` (or SCORE_CONCURRENCY in the
+# environment, as the Procfile reads it). A VLM judge mostly waits on its endpoint: give it several
+# processes (each judges a painting's 8 calls at once, PAINTAPP_JUDGE_CONCURRENCY).
+SCORE_PROCESSES ?= $(or $(SCORE_CONCURRENCY),1)
+
 worker-score:
-	$(VENV)/bin/celery -A paintapp worker -Q score -c $${SCORE_CONCURRENCY:-1} -n score@%h --loglevel=INFO
+	$(VENV)/bin/celery -A paintapp worker -Q score -c $(SCORE_PROCESSES) -n score@%h --loglevel=INFO
 
 # The vLLM server of runs launched with generation=vllm-server (GPU box, vllm installed): TRL's
 # own server on 8002, since 8000 is the studio's. MODEL is the run's base model; the server and
@@ -93,6 +100,11 @@ trl-vllm-server:
 # score worker (its schedule file is var/celerybeat-schedule).
 beat:
 	$(VENV)/bin/celery -A paintapp beat --loglevel=INFO
+
+# The published VLM judge (Qwen3-VL-30B-A3B-Instruct) served by vLLM on a GPU box, on port 8001
+# (PAINTAPP_VLM_BASE_URL=http://127.0.0.1:8001/v1); says how to install vllm where it is missing.
+vlm-server:
+	@VENV=$(VENV) scripts/vlm-server.sh
 
 # ruff (rules in pyproject.toml) and import-linter's layer contracts; CI runs it after the tests.
 lint: $(VENV)/.installed

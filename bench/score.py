@@ -1,6 +1,6 @@
 """Score the seeded demo pool with the embedded scorers: quality AUC, taste accuracy, speed.
 
-    .venv/bin/python bench/score.py                      # 200 sketches at 384 px
+    PYTHONPATH=. .venv/bin/python bench/score.py         # 200 sketches at 384 px
     .venv/bin/python bench/score.py --count 60 --size 256
     .venv/bin/python bench/score.py --render-only        # just fill the PNG cache
 
@@ -11,7 +11,8 @@ then prints on stdout:
     reject) on a stratified 80/20 split of the pool graded by the demo rule
     (curation/demo.py: weak styles reject; good love at 12-40% paint, else okay);
   * scoring throughput per worker process: features quality + taste against 4
-    references in both orders, per painting.
+    references in both orders, per painting, through judge_against_references with one
+    call at a time and with PAINTAPP_JUDGE_CONCURRENCY's default of 8.
 Progress goes to stderr. The cache key is a hash of (code, seed, size), so a changed
 generator re-renders only what changed.
 """
@@ -127,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from paintapp.env.features import clear_feature_cache, image_features
+    from paintapp.env.judges import judge_against_references
     from paintapp.env.judges.taste import TasteJudge, evaluate_taste_model, fit_taste_model
     from paintapp.env.quality.features import FeatureQualityScorer
 
@@ -180,21 +182,22 @@ def main(argv: list[str] | None = None) -> int:
             if values:
                 print(f"  {key:15s} {fmean(values):.3f} / {min(values):.3f} / {max(values):.3f}")
 
-    # --- throughput: one worker process, fresh judge/scorer/caches, 4 references both orders
-    clear_feature_cache()
-    scorer, judge = FeatureQualityScorer(), TasteJudge(model=model)
+    # --- throughput: one worker process, fresh judge/scorer/caches, 4 references both orders,
+    # through judge_against_references as a score worker calls it: one call at a time, then 8 threads
     refs = [png for (sk, png), tier in zip(items, tiers) if tier == "love"][:2]
     refs += [png for (sk, png), tier in zip(items, tiers) if tier == "okay"][:2]
     candidates = [png for _, png in items]
-    started = time.perf_counter()
-    for png in candidates:
-        scorer.score(png, prompt="")
-        for ref in refs:
-            judge.compare(png, ref, prompt="", candidate_first=True)
-            judge.compare(png, ref, prompt="", candidate_first=False)
-    elapsed = time.perf_counter() - started
-    print(f"throughput (1 process, {args.size} px, features quality + taste vs {len(refs)} refs x 2 orders): "
-          f"{len(candidates) / elapsed:.1f} paintings/s ({elapsed / len(candidates) * 1000:.1f} ms each)")
+    for concurrency in (1, 8):
+        clear_feature_cache()
+        scorer, judge = FeatureQualityScorer(), TasteJudge(model=model)
+        started = time.perf_counter()
+        for png in candidates:
+            scorer.score(png, prompt="")
+            judge_against_references(judge, png, list(enumerate(refs)), prompt="", concurrency=concurrency)
+        elapsed = time.perf_counter() - started
+        print(f"throughput (1 process, {args.size} px, features quality + taste vs {len(refs)} refs x 2 orders, "
+              f"{concurrency} judge call(s) at once): "
+              f"{len(candidates) / elapsed:.1f} paintings/s ({elapsed / len(candidates) * 1000:.1f} ms each)")
     return 0
 
 

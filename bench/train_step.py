@@ -5,7 +5,7 @@ builds the model and the `demo` pool), through real train / render / score worke
 this script starts (or the ones already running, with --use-running-workers).
 
     .venv/bin/python bench/train_step.py [--sizes 384 600] [--steps 4] [--generations 8]
-        [--recipe judge-led] [--pool demo] [--model models/tiny-painter]
+        [--recipe NAME (default: judge-led where configured, else studio-judge-led)] [--pool demo] [--model models/tiny-painter]
 
 Prints one line per step and, per render size, the median over the steps after the first
 (the first one also loads the model and warms the browsers).
@@ -30,6 +30,7 @@ django.setup()
 
 from curation.selectors import pool_get  # noqa: E402
 from paintapp.workers import answering_queues  # noqa: E402
+from painting.selectors import default_recipe_name  # noqa: E402
 from training import services  # noqa: E402
 from training.models import Run, Step  # noqa: E402
 
@@ -99,7 +100,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--generations", type=int, default=8)
     parser.add_argument("--max-completion-length", type=int, default=3072)
-    parser.add_argument("--recipe", default="judge-led")
+    parser.add_argument("--recipe", default=default_recipe_name())
     parser.add_argument("--pool", default="demo")
     parser.add_argument("--model", default=services.default_base_model())
     parser.add_argument("--use-running-workers", action="store_true")

@@ -66,8 +66,8 @@ def seed(steps: int, rollouts: int) -> int:
     args = RunArguments.from_dict({"num_generations": per_step, "gradient_accumulation_steps": per_step,
                                    "max_steps": steps})
     run = Run.objects.create(
-        name="bench: 500-step judge-led", pool=pool, base_model="models/tiny-painter", recipe_name="judge-led",
-        recipe=PRESETS["judge-led"].to_dict(), subjects=["a peach hibiscus"], hyperparameters=args.to_dict(),
+        name="bench: 500-step judge-led", pool=pool, base_model="models/tiny-painter", recipe_name="studio-judge-led",
+        recipe=PRESETS["studio-judge-led"].to_dict(), subjects=["a peach hibiscus"], hyperparameters=args.to_dict(),
         status="finished", steps_done=steps, created_by=user,
     )
     rng = random.Random(0)

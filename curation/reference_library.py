@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.core.files.storage import default_storage
+from django.db.models import Count
 
-from curation.models import Pool, Reference
+from curation.models import Pool, Reference, TasteModel
 from curation.selectors import group_references, pool_get
 from curation.taste import taste_model_for
+from paintapp.env.probes import TasteStatus
 from painting.judging import PoolInfo
 
 
@@ -27,6 +29,11 @@ class PoolReferences:
     def taste_model(self, pool_id: int) -> tuple[str, dict]:
         taste = taste_model_for(Pool.objects.get(id=pool_id))
         return taste.created_at.isoformat(), taste.params
+
+    def taste_status(self, pool_id: int) -> TasteStatus:
+        pool = Pool.objects.get(id=pool_id)
+        tiers = dict(pool.members.filter(split="train").values("tier").annotate(n=Count("id")).values_list("tier", "n"))
+        return TasteStatus(pool=pool.label, has_model=TasteModel.objects.filter(pool=pool).exists(), train_tiers=tiers)
 
     def pool(self, label: str) -> PoolInfo:
         try:

@@ -20,7 +20,7 @@ from curation.models import GradeBatch, Pool, PoolExport, Provenance, Reference,
 from curation.selectors import ReferenceFilter
 from curation.thumbs import THUMB_SIZES, thumbnail
 from paintapp.exports import export_download_response, export_page, export_request
-from painting.selectors import UnknownRecipe, recipe_names
+from painting.selectors import UnknownRecipe, default_recipe_name, recipe_names
 
 GRID_PAGE_SIZE = 60
 IMMUTABLE = "private, max-age=31536000, immutable"
@@ -340,7 +340,7 @@ def pool_detail(request, name: str, version: int):
 def _audit_context(pool: Pool, **extra) -> dict:
     latest, latest_done = selectors.pool_audits(pool)
     return {
-        "pool": pool, "audit": latest, "audit_done": latest_done, "recipes": recipe_names(),
+        "pool": pool, "audit": latest, "audit_done": latest_done, "recipes": recipe_names(), "default_recipe": default_recipe_name(),
         "few_pairs": selectors.FEW_PAIRS, "max_pairs": audit.MAX_PAIRS, **extra,
     }
 

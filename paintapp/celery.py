@@ -33,6 +33,7 @@ app.conf.task_routes = {
     "training.tasks.run_training": {"queue": "train"},
     "training.tasks.render_sketch": {"queue": "render"},
     "training.tasks.score_painting": {"queue": "score"},
+    "painting.tasks.probe_recipes": {"queue": "score"},  # it probes where the parts run
     "training.tasks.build_run_export": {"queue": "score"},  # never `train`: it would wait behind a run
     "training.tasks.reap_runs": {"queue": "score"},  # never `train`: it finds the train worker dead
     # `train`: the worker a resumed run needs, idle while its run waits for render or score workers.

@@ -218,6 +218,10 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 RENDER_CONCURRENCY = env.int("RENDER_CONCURRENCY", 2, validate=POSITIVE)
 SCORE_CONCURRENCY = env.int("SCORE_CONCURRENCY", 1, validate=POSITIVE)
+# Judge calls for one painting at once (both orders x 4 references = 8): a VLM judge mostly waits.
+JUDGE_CONCURRENCY = env.int("PAINTAPP_JUDGE_CONCURRENCY", 8, validate=POSITIVE)
+# How long a recipe probe (painting.tasks.probe_recipes) may take on a score worker, all told.
+RECIPE_PROBE_TIMEOUT_S = env.float("PAINTAPP_RECIPE_PROBE_TIMEOUT_S", 10.0, validate=validate.Range(min=1.0))
 
 # --- Missing render and score workers ---------------------------------------------------
 # Launch refuses a run when no render worker (or, for a recipe that scores, no score worker)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from paintapp.env.judges import load_judge
+from paintapp.env.probes import TasteStatus
 from paintapp.env.quality import load_quality
 from paintapp.env.reward import Recipe
 
@@ -28,6 +29,9 @@ class ReferenceLibrary(Protocol):
 
     def taste_model(self, pool_id: int) -> tuple[str, dict]:
         """(version, params) of the pool's taste model, trained first if it has none yet."""
+
+    def taste_status(self, pool_id: int) -> TasteStatus:
+        """Whether the pool has a taste model, and its graded train split (for the probe)."""
 
     def pool(self, label: str) -> PoolInfo:
         """A frozen pool by `name` (latest version) or `name:VERSION`; LookupError if none."""

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
+
+from paintapp.env.reward import PRESETS
 
 
 class RewardRecipe(models.Model):
@@ -18,3 +21,8 @@ class RewardRecipe(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        # recipe_get reads the presets first: a saved recipe under a preset's name would be hidden.
+        if self.name in PRESETS:
+            raise ValidationError({"name": f"{self.name} is a preset's name; choose another"})

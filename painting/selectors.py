@@ -1,7 +1,8 @@
-"""Reads: reward recipes by name (the published presets, then the curators' own)."""
+"""Reads: reward recipes by name (the presets, then the curators' own) and the default one."""
 from __future__ import annotations
 
-from paintapp.env.reward import PRESETS, Recipe
+from paintapp.env.probes import default_recipe_name as _default_for
+from paintapp.env.reward import LENGTH_THRESHOLDS, PRESETS, STUDIO_PREFIX, Recipe
 from painting.models import RewardRecipe
 
 
@@ -10,7 +11,7 @@ class UnknownRecipe(ValueError):
 
 
 def recipe_names() -> list[str]:
-    return [*PRESETS, *RewardRecipe.objects.values_list("name", flat=True)]
+    return [*PRESETS, *RewardRecipe.objects.exclude(name__in=list(PRESETS)).values_list("name", flat=True)]
 
 
 def recipe_get(name: str) -> Recipe:
@@ -20,3 +21,30 @@ def recipe_get(name: str) -> Recipe:
     if custom is None:
         raise UnknownRecipe(f"unknown recipe {name!r}; choose one of {', '.join(recipe_names())}")
     return Recipe.from_dict({**custom.config, "name": custom.name})
+
+
+def recipe_source(name: str) -> str:
+    """"published", "studio" (the embedded equivalents) or "saved"."""
+    if name not in PRESETS:
+        return "saved"
+    return "studio" if name.startswith(STUDIO_PREFIX) else "published"
+
+
+def default_recipe_name() -> str:
+    """The published judge-led where its VLM judge and HPSv3 are configured (this process's
+    environment), else studio-judge-led."""
+    return _default_for()
+
+
+def recipe_name_matching(snapshot: dict) -> str | None:
+    """The preset or saved recipe that judges as `snapshot` (a stored run's recipe) does,
+    its own name first: a run stored before a preset changed meaning finds its equivalent
+    (an old `judge-led` run, taste judge and features, finds `studio-judge-led`)."""
+    def judging(config: dict) -> dict:
+        ignored = {"name", *LENGTH_THRESHOLDS}  # the launch sets the thresholds per run
+        return {k: v for k, v in Recipe.from_dict({**config, "name": "-"}).to_dict().items() if k not in ignored}
+
+    wanted = judging(snapshot)
+    own = snapshot.get("name")
+    names = sorted(recipe_names(), key=lambda name: name != own)
+    return next((name for name in names if judging(recipe_get(name).to_dict()) == wanted), None)

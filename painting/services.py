@@ -13,6 +13,7 @@ from django.utils.text import slugify
 
 from paintapp.env.judges import judge_against_references
 from paintapp.env.painting import paint_source
+from paintapp.env.probes import RecipeProbe, probe_recipe
 from paintapp.env.render_config import RendererConfig
 from paintapp.env.renderer import Renderer, get_renderer
 from paintapp.env.reward import PRESETS, Recipe
@@ -72,7 +73,9 @@ def painting_score(
         try:
             judge = judge_for(recipe, pool_id)
             references = reference_library().images(reference_ids)
-            outcome = judge_against_references(judge, png, references, prompt=prompt)
+            outcome = judge_against_references(
+                judge, png, references, prompt=prompt, concurrency=settings.JUDGE_CONCURRENCY
+            )
             result["judge"] = outcome.to_dict()
             if outcome.score is None:
                 result["reasons"]["judge"] = "no reference could be judged"
@@ -98,10 +101,18 @@ def painting_score_stored(
     )
 
 
+def recipes_probe_here(recipes: list[Recipe], *, pool_id: int | None, where: str) -> list[RecipeProbe]:
+    """Probe `recipes`' parts in this process (on a score worker, through painting.tasks.probe_recipes)."""
+    taste = reference_library().taste_status(pool_id) if pool_id is not None else None
+    return [RecipeProbe(recipe, probe_recipe(recipe, taste=taste), where) for recipe in recipes]
+
+
 def recipe_save(*, name: str, recipe: Recipe, created_by: AbstractBaseUser | None = None) -> RewardRecipe:
     slug = slugify(name)
-    if not slug or slug in PRESETS:
-        raise RecipeRefused("choose a new name for the recipe (the published presets cannot be overwritten)")
+    if not slug:
+        raise RecipeRefused("choose a name for the recipe (letters, digits or hyphens)")
+    if slug in PRESETS:  # a preset's name would hide the saved recipe (recipe_get reads presets first)
+        raise RecipeRefused(f"choose a new name for the recipe: {slug} is a preset's name")
     saved, _ = RewardRecipe.objects.update_or_create(
         name=slug, defaults={"config": recipe.with_(name=slug).to_dict(), "created_by": created_by}
     )

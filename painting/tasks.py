@@ -9,6 +9,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
+from paintapp.env.reward import Recipe
 from painting import services
 
 
@@ -39,3 +40,12 @@ def score_painting(png_path: str, prompt: str, recipe: dict, reference_ids: list
     return services.painting_score_stored(
         png_path=png_path, prompt=prompt, recipe=recipe, reference_ids=reference_ids, pool_id=pool_id
     )
+
+
+@shared_task(name="painting.tasks.probe_recipes", acks_late=True, bind=True, time_limit=60, soft_time_limit=45)
+def probe_recipes(self, recipes: list[dict], pool_id: int | None = None) -> dict:
+    """Probe each recipe's parts on this score worker (it is where they would run)."""
+    probes = services.recipes_probe_here(
+        [Recipe.from_dict(r) for r in recipes], pool_id=pool_id, where=self.request.hostname or "a score worker"
+    )
+    return {"where": probes[0].where if probes else "", "recipes": [[p.to_dict() for p in probe.parts] for probe in probes]}

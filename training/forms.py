@@ -9,6 +9,7 @@ from django import forms
 
 from curation.models import Pool
 from paintapp.env.prompts import SUBJECTS
+from painting.selectors import default_recipe_name
 from training.config import ArgumentSpec, argument_specs
 
 
@@ -47,7 +48,7 @@ class LaunchForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields.update({spec.name: argument_field(spec) for spec in argument_specs() if spec.on_form})
         self.fields["recipe"].choices = [(n, n) for n in recipe_names]
-        self.fields["recipe"].initial = "judge-led"
+        self.fields["recipe"].initial = default_recipe_name()
         self.fields["base_model"].initial = default_base_model
 
     def arguments(self) -> dict:

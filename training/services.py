@@ -15,10 +15,12 @@ from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from curation.models import Pool, Tier
+from paintapp.env.probes import RecipeProbe
 from paintapp.env.prompts import SUBJECTS
 from paintapp.env.reward import LENGTH_THRESHOLDS, Recipe
 from paintapp.workers import START_HINT, answering_queues, live_workers, missing_worker_message
 from painting.pipeline import stage_queues
+from painting.probing import recipe_probe
 from painting.selectors import UnknownRecipe, recipe_get
 from training.config import VLLM_BACKENDS, RunArguments
 from training.models import Rollout, Run
@@ -39,6 +41,14 @@ class NoWorkers(LaunchError):
     def __init__(self, queues: list[str]):
         self.queues = queues
         super().__init__("; ".join(missing_worker_message(queue) for queue in queues))
+
+
+class UnreachableParts(LaunchError):
+    """A weighted part of the recipe cannot answer where it runs (the probe says why)."""
+
+    def __init__(self, probe: RecipeProbe):
+        self.probe = probe
+        super().__init__(probe.refusal())
 
 
 def default_base_model() -> str:
@@ -110,10 +120,21 @@ def _check_generation(args: RunArguments) -> None:
                           f"({reasons}); choose generate or continuous-batching, or install vllm on the GPU box")
 
 
+def _check_parts(recipe: Recipe, pool: Pool) -> None:
+    """Refuse a run whose weighted judge or quality part cannot answer on the score workers
+    (VLM endpoint down, HPSv3 not installed, a pool the taste judge cannot learn from)."""
+    if not settings.LAUNCH_CHECKS_WORKERS:
+        return
+    probe = recipe_probe(recipe, pool_id=pool.id)
+    if probe.blocking:
+        raise UnreachableParts(probe)
+
+
 def run_launch(
     *,
     pool: Pool,
     recipe_name: str,
+    recipe_snapshot: dict | None = None,
     base_model: str | None = None,
     arguments: dict | None = None,
     recipe_overrides: dict | None = None,
@@ -125,11 +146,15 @@ def run_launch(
     """Validate and queue a GRPO run on the `train` queue (after the transaction commits).
 
     `recipe_overrides` sets this run's length thresholds on its recipe snapshot.
+    `recipe_snapshot` (a stored run's recipe) is used as it is instead of looking the name up,
+    so a copy of an old run keeps its recipe even where a preset of that name changed since.
     """
     try:
-        recipe = recipe_get(recipe_name)
+        recipe = Recipe.from_dict(recipe_snapshot) if recipe_snapshot else recipe_get(recipe_name)
     except UnknownRecipe as exc:
         raise LaunchError(str(exc)) from exc
+    except (TypeError, ValueError) as exc:
+        raise LaunchError(f"the recipe snapshot cannot be used: {exc}") from exc
     unknown = sorted(set(recipe_overrides or {}) - set(LENGTH_THRESHOLDS))
     if unknown:
         raise LaunchError(f"a run can only set the recipe's {', '.join(LENGTH_THRESHOLDS)}, not {', '.join(unknown)}")
@@ -147,7 +172,8 @@ def run_launch(
     if problem := tracking_problem(args.report_to):
         raise LaunchError(problem)
     _check_generation(args)
-    _check_workers(recipe)  # last: it asks the workers (a second with the Redis broker)
+    _check_workers(recipe)  # it asks the workers (a second with the Redis broker)
+    _check_parts(recipe, pool)  # last: a score worker probes the parts
     subjects = [s.strip() for s in (subjects or []) if s and s.strip()] or [SUBJECTS[0].text]
     with transaction.atomic():
         run = Run.objects.create(
@@ -236,8 +262,8 @@ def runs_resume_waiting(*, answering: set[str]) -> list[Run]:
 
 def run_duplicate(*, run: Run, created_by: AbstractBaseUser | None = None) -> Run:
     return run_launch(
-        pool=run.pool, recipe_name=run.recipe_name, base_model=run.base_model, arguments=run.hyperparameters,
-        recipe_overrides={k: run.recipe[k] for k in LENGTH_THRESHOLDS if k in run.recipe},  # the run's own thresholds
+        pool=run.pool, recipe_name=run.recipe_name, recipe_snapshot=run.recipe,  # its recipe, not today's preset
+        base_model=run.base_model, arguments=run.hyperparameters,
         subjects=run.subjects, seed=run.seed, name=f"{run.name} (copy)", created_by=created_by,
     )
 

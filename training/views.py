@@ -7,9 +7,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from curation.models import Pool
 from paintapp.exports import export_download_response, export_page, export_request
 from paintapp.storage import stored_png_response
-from painting.selectors import recipe_names
+from painting.probing import recipe_probe
+from painting.selectors import UnknownRecipe, recipe_get, recipe_name_matching, recipe_names
 from training import metrics as keys
 from training import selectors, services
 from training.config import RunArguments
@@ -33,11 +35,18 @@ def launch(request):
     source_id = request.GET.get("from")
     if source_id:  # "duplicate as new run" pre-fills the form from an existing run
         source = get_object_or_404(Run, pk=source_id)
+        recipe = recipe_name_matching(source.recipe) or source.recipe_name  # its recipe, not a preset renamed since
         # Read through RunArguments: a run stored before a key was replaced fills its successor.
-        initial = {**RunArguments.from_dict(source.hyperparameters).to_dict(), "pool": source.pool_id, "recipe": source.recipe_name,
+        initial = {**RunArguments.from_dict(source.hyperparameters).to_dict(), "pool": source.pool_id, "recipe": recipe,
                    "base_model": source.base_model, "subjects": source.subjects, "seed": source.seed,
                    "name": f"{source.name} (copy)"}
     form = LaunchForm(request.POST or None, initial=initial, **form_kwargs)
+    if "check" in request.POST:  # the parts table for the chosen recipe (an htmx fragment, or the page)
+        context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout(), **_recipe_probe(request.POST)}
+        if request.htmx:
+            return render(request, "painting/_recipe_probe.html", context)
+        return render(request, "training/launch.html", context)
+    probe = None
     if request.method == "POST" and form.is_valid():
         try:
             run = services.run_launch(
@@ -48,11 +57,23 @@ def launch(request):
             )
         except services.LaunchError as exc:
             form.add_error(None, str(exc))
+            probe = getattr(exc, "probe", None)  # an unreachable part: its table says which
         else:
             messages.success(request, f"Launched {run.name}. It starts as soon as a train worker is free.")
             return redirect("training:run", run_id=run.id)
-    context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout()}
+    context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout(), "probe": probe}
     return render(request, "training/launch.html", context, status=400 if form.errors else 200)
+
+
+def _recipe_probe(data) -> dict:
+    """{"probe": the chosen recipe's parts probed for the chosen pool} or {"probe_error": why not}."""
+    try:
+        recipe = recipe_get(data.get("recipe", ""))
+    except UnknownRecipe as exc:
+        return {"probe_error": str(exc)}
+    pool_id = data.get("pool", "")
+    pool = Pool.objects.filter(pk=pool_id).first() if pool_id.isdigit() else None
+    return {"probe": recipe_probe(recipe, pool_id=pool.id if pool else None)}
 
 
 @require_GET

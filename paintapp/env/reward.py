@@ -75,12 +75,24 @@ class Recipe:
         return replace(self, **changes)
 
 
-# The published presets, exactly.
+# The published presets, exactly: the VLM judge (any OpenAI-compatible endpoint,
+# PAINTAPP_VLM_*) and HPSv3 (a GPU box). The studio-* presets weigh the same parts with
+# the embedded backends (the taste judge, the features scorer), which need no server.
+PUBLISHED_JUDGE, PUBLISHED_QUALITY = "vlm", "hpsv3"
+STUDIO_JUDGE, STUDIO_QUALITY = "taste", "features"
+_MIXES = {"hps-only": (0.0, 0.90), "judge-led": (0.60, 0.30), "hps-led": (0.30, 0.60)}
+STUDIO_PREFIX = "studio-"
 PRESETS: dict[str, Recipe] = {
-    "hps-only": Recipe("hps-only", w_judge=0.0, w_quality=0.90),
-    "judge-led": Recipe("judge-led", w_judge=0.60, w_quality=0.30),
-    "hps-led": Recipe("hps-led", w_judge=0.30, w_quality=0.60),
+    **{name: Recipe(name, w_gate=0.05, w_length=0.05, w_judge=judge, w_quality=quality,
+                    judge=PUBLISHED_JUDGE, quality=PUBLISHED_QUALITY)
+       for name, (judge, quality) in _MIXES.items()},
+    **{STUDIO_PREFIX + name: Recipe(STUDIO_PREFIX + name, w_gate=0.05, w_length=0.05, w_judge=judge,
+                                    w_quality=quality, judge=STUDIO_JUDGE, quality=STUDIO_QUALITY)
+       for name, (judge, quality) in _MIXES.items()},
 }
+# The default recipe: the published judge-led where its parts are configured, else its studio twin.
+DEFAULT_PRESET = "judge-led"
+DEFAULT_STUDIO_PRESET = STUDIO_PREFIX + DEFAULT_PRESET
 
 
 @dataclass

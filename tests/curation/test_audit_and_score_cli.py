@@ -22,7 +22,7 @@ def pool(curator):
 
 
 def test_audit_judge_reports_agreement_order_bias_and_accuracy_and_keeps_the_report(pool, capsys):
-    call_command("audit_judge", pool="audited", recipe="judge-led", pairs=8)
+    call_command("audit_judge", pool="audited", recipe="studio-judge-led", pairs=8)
     out = capsys.readouterr().out
     assert "self-agreement" in out and "order bias" in out and "accuracy vs held-out grades" in out
     audit = JudgeAudit.objects.get(pool=pool)
@@ -42,7 +42,7 @@ def test_paint_score_prints_every_part_and_the_combined_reward(pool, tmp_path, c
     painting.write_bytes(png_bytes(size=64))
     sketch = tmp_path / "sketch.js"
     sketch.write_text("function setup(){ createCanvas(600,600,WEBGL); brush.fill('#c0546a', 200); brush.circle(300,300,80,0.2); }")
-    call_command("paint", "score", str(painting), pool="audited", recipe="judge-led", sketch=str(sketch), json=True)
+    call_command("paint", "score", str(painting), pool="audited", recipe="studio-judge-led", sketch=str(sketch), json=True)
     data = json.loads(capsys.readouterr().out)
     parts = data["parts"]
     assert data["reward"] == pytest.approx(0.05 + 0.05 * parts["length"] + 0.60 * parts["judge"] + 0.30 * parts["quality"], abs=1e-5)

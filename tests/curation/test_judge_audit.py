@@ -33,15 +33,15 @@ def test_the_audit_goes_to_the_score_queue():
 
 
 def test_asking_for_an_audit_queues_it_and_the_page_follows_it_until_the_report(signed_in, pool):
-    fragment = htmx(signed_in, "post", audit_url(pool), {"recipe": "judge-led", "pairs": "6"})
+    fragment = htmx(signed_in, "post", audit_url(pool), {"recipe": "studio-judge-led", "pairs": "6"})
     audit = JudgeAudit.objects.get(pool=pool)
-    assert (audit.status, audit.pairs, audit.recipe_name) == ("queued", 6, "judge-led")
+    assert (audit.status, audit.pairs, audit.recipe_name) == ("queued", 6, "studio-judge-led")
     assert fragment.lstrip().startswith('<div id="audit" data-status="queued"') and 'hx-trigger="every 1s"' in fragment
     assert "waiting for a score worker" in fragment and "Audit the judge" not in fragment  # one at a time
     page = signed_in.get(reverse("curation:pool", args=[pool.name, pool.version])).content.decode()
     assert '<noscript><meta http-equiv="refresh" content="2"></noscript>' in page
 
-    htmx(signed_in, "post", audit_url(pool), {"recipe": "judge-led", "pairs": "6"})
+    htmx(signed_in, "post", audit_url(pool), {"recipe": "studio-judge-led", "pairs": "6"})
     assert JudgeAudit.objects.count() == 1  # asking again while it waits is the same audit
 
     JudgeAudit.objects.filter(pk=audit.pk).update(status="running", done=2, total=6)
@@ -57,7 +57,7 @@ def test_asking_for_an_audit_queues_it_and_the_page_follows_it_until_the_report(
 
 def test_an_audit_that_cannot_run_says_why_on_the_page(signed_in, curator):
     only_love = make_pool(curator, name="loves", love=4, okay=0, reject=0, tiers=("love",), eval_share=0.5)
-    htmx(signed_in, "post", audit_url(only_love), {"recipe": "judge-led", "pairs": "5"})
+    htmx(signed_in, "post", audit_url(only_love), {"recipe": "studio-judge-led", "pairs": "5"})
     run_judge_audit(JudgeAudit.objects.get().id)
     fragment = htmx(signed_in, "get", audit_url(only_love))
     assert 'data-status="failed"' in fragment and "no pair of different tiers to audit" in fragment
@@ -66,8 +66,8 @@ def test_an_audit_that_cannot_run_says_why_on_the_page(signed_in, curator):
 
 @pytest.mark.parametrize(("data", "message"), [
     ({"recipe": "nonsense", "pairs": "5"}, "unknown recipe &#x27;nonsense&#x27;"),
-    ({"recipe": "judge-led", "pairs": "0"}, "audit between 1 and 500 pairs"),
-    ({"recipe": "judge-led", "pairs": "many"}, "The number of pairs must be a whole number."),
+    ({"recipe": "studio-judge-led", "pairs": "0"}, "audit between 1 and 500 pairs"),
+    ({"recipe": "studio-judge-led", "pairs": "many"}, "The number of pairs must be a whole number."),
 ])
 def test_a_bad_audit_request_is_refused_with_its_reason(signed_in, pool, data, message):
     response = signed_in.post(audit_url(pool), data, headers={"HX-Request": "true"})

@@ -5,14 +5,21 @@ import pytest
 
 from paintapp.env.reward import PRESETS, Recipe, combine
 
+WEIGHTS = {"hps-only": (0.05, 0.05, 0.0, 0.90), "judge-led": (0.05, 0.05, 0.60, 0.30), "hps-led": (0.05, 0.05, 0.30, 0.60)}
 
-def test_the_presets_are_exactly_the_published_weights():
-    got = {name: (r.w_gate, r.w_length, r.w_judge, r.w_quality) for name, r in PRESETS.items()}
-    assert got == {
-        "hps-only": (0.05, 0.05, 0.0, 0.90),
-        "judge-led": (0.05, 0.05, 0.60, 0.30),
-        "hps-led": (0.05, 0.05, 0.30, 0.60),
-    }
+
+def test_the_published_presets_are_the_vlm_judge_and_hpsv3_with_the_published_weights():
+    published = {name: PRESETS[name] for name in WEIGHTS}
+    assert {name: (r.w_gate, r.w_length, r.w_judge, r.w_quality) for name, r in published.items()} == WEIGHTS
+    assert {(r.judge, r.quality) for r in published.values()} == {("vlm", "hpsv3")}
+
+
+def test_the_studio_presets_weigh_the_same_parts_with_the_embedded_judge_and_scorer():
+    studio = {name: PRESETS[f"studio-{name}"] for name in WEIGHTS}
+    assert {name: (r.w_gate, r.w_length, r.w_judge, r.w_quality) for name, r in studio.items()} == WEIGHTS
+    assert {(r.judge, r.quality) for r in studio.values()} == {("taste", "features")}
+    assert set(PRESETS) == {*WEIGHTS, *(f"studio-{name}" for name in WEIGHTS)}
+    assert all(recipe.name == name for name, recipe in PRESETS.items())
 
 
 def test_a_failed_gate_is_a_zero_whatever_the_parts():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -215,3 +216,17 @@ def test_judging_against_four_references_in_both_orders_gives_a_win_rate(image_m
     assert good.dropped == bad.dropped == 0
     assert all(len(r.orders) == 2 for r in good.references)
     assert 0.0 <= bad.score < 0.2 < good.score <= 1.0
+
+
+def test_the_taste_judge_gives_the_same_verdicts_from_concurrent_threads(image_model):
+    refs = [soft_painting(60 + i, spread=0.2 + 0.05 * i, blobs=2 + i) for i in range(4)]
+    candidates = [soft_painting(70), muddy_painting(71), hard_painting(72), near_empty_painting(73)]
+    calls = [(c, r, first) for c in candidates for r in refs for first in (True, False)]
+    alone = TasteJudge(model=image_model)
+    expected = [alone.compare(c, r, prompt="p", candidate_first=first) for c, r, first in calls]
+    shared = TasteJudge(model=image_model, params={"cache_size": 3})  # one judge, a cache that keeps evicting
+    features_module.clear_feature_cache()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(lambda call: shared.compare(call[0], call[1], prompt="p", candidate_first=call[2]), calls))
+    assert got == expected
+

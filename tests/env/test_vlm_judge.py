@@ -346,7 +346,8 @@ def test_an_explicit_structured_form_is_used_as_is_and_a_rejection_is_not_retrie
 
 def test_judging_against_references_asks_both_orders_for_every_reference(server):
     judge = make_judge(server)
-    result = judge_against_references(judge, MIDDLE, [(1, SPARSE), (2, RICH)], prompt=PROMPT)
+    # One call at a time, so the server sees them in order (concurrency: tests/env/test_judging.py).
+    result = judge_against_references(judge, MIDDLE, [(1, SPARSE), (2, RICH)], prompt=PROMPT, concurrency=1)
     assert [r.score for r in result.references] == [1.0, 0.0]
     assert result.score == 0.5 and result.dropped == 0
     assert [r.images for r in server.requests] == [
@@ -359,7 +360,7 @@ def test_judging_against_references_asks_both_orders_for_every_reference(server)
 def test_a_reference_whose_one_order_failed_is_dropped(server):
     server.ok("A").error(500, times=2)  # reference 1: first order fine, second order fails twice
     judge = make_judge(server, retries=1)
-    result = judge_against_references(judge, MIDDLE, [(1, SPARSE), (2, RICH)], prompt=PROMPT)
+    result = judge_against_references(judge, MIDDLE, [(1, SPARSE), (2, RICH)], prompt=PROMPT, concurrency=1)
     assert result.references[0].score is None and result.dropped == 1
     assert result.score == 0.0  # only reference 2 counts
     assert "HTTP 500" in result.references[0].orders[1].reason
@@ -372,6 +373,15 @@ def test_when_every_judgement_fails_the_judge_score_is_none():
     result = judge_against_references(judge, MIDDLE, [(1, SPARSE), (2, RICH)], prompt=PROMPT)
     assert result.score is None and result.dropped == 2
     assert judge.stats["failures"] == 4
+
+
+def test_eight_calls_to_a_slow_endpoint_overlap_and_keep_their_order(server):
+    server.slow(0.5, times=8)  # each request waits before the server judges it for real
+    judge = make_judge(server)
+    refs = [(1, SPARSE), (2, RICH), (3, SPARSE), (4, RICH)]
+    result = judge_against_references(judge, MIDDLE, refs, prompt=PROMPT, concurrency=8)
+    assert [r.score for r in result.references] == [1.0, 0.0, 1.0, 0.0] and result.dropped == 0
+    assert len({r.connection for r in server.requests}) > 1  # side by side: one connection each
 
 
 def test_load_judge_builds_a_vlm_judge_from_options(server):

@@ -84,8 +84,8 @@ def test_a_server_stopped_mid_run_gives_none_with_the_reason(start_vlm_server):
     candidate, *references = paintings(7, seed=3)
     outcome = []
     with judge_for(server, retries=2, backoff_s=0.1) as judge:
-        run = threading.Thread(target=lambda: outcome.append(
-            judge_against_references(judge, candidate, list(enumerate(references)), prompt=PROMPT)
+        run = threading.Thread(target=lambda: outcome.append(  # one call at a time: a run under way, then the stop
+            judge_against_references(judge, candidate, list(enumerate(references)), prompt=PROMPT, concurrency=1)
         ))
         run.start()
         while judge.stats["requests"] < 3 and run.is_alive():  # the run is under way

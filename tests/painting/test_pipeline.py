@@ -27,7 +27,7 @@ GOOD = (CORPUS / "good" / "hibiscus.js").read_text()
 MINIMAL = (CORPUS / "good" / "minimal.js").read_text()
 LOOPING = (CORPUS / "hostile" / "loop_in_setup.js").read_text()  # passes the gate, never finishes
 BARE_RECT = GOOD.replace("brush.noStroke();", "brush.noStroke(); rect(0, 0, 10, 10);", 1)
-HPS_ONLY = PRESETS["hps-only"]  # the features scorer: no judge, no references needed
+HPS_ONLY = PRESETS["studio-hps-only"]  # the features scorer: no judge, no references needed
 
 pytestmark = pytest.mark.slow
 

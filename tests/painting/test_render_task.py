@@ -63,7 +63,7 @@ ONE_PER_CONSTRUCT = list({case.construct: case for case in CASES if case.wrapper
 
 
 def test_every_forbidden_construct_is_a_failed_render_and_a_zero_reward(render_worker):
-    recipe = PRESETS["judge-led"]
+    recipe = PRESETS["studio-judge-led"]
     for case in ONE_PER_CONSTRUCT:
         result = render_sketch.delay(case.code, size=128, render_failed_gate=True).get(timeout=120)
         assert result["passed"] is False, case.id

@@ -27,14 +27,14 @@ def painting_path():
 def test_the_taste_judge_and_features_scorer_give_both_parts_with_both_orders(start_worker, pool, painting_path):
     start_worker("score")
     refs = [m.reference_id for m in group_references(pool, count=4, key=(0, 1, 0))]
-    result = score_painting.delay(painting_path, "a peach hibiscus", PRESETS["judge-led"].to_dict(), refs, pool.id).get(timeout=120)
+    result = score_painting.delay(painting_path, "a peach hibiscus", PRESETS["studio-judge-led"].to_dict(), refs, pool.id).get(timeout=120)
     assert 0.0 <= result["quality"] <= 1.0
     judge = result["judge"]
     assert 0.0 <= judge["score"] <= 1.0 and judge["dropped"] == 0
     assert [r["reference_id"] for r in judge["references"]] == refs
     assert all([o["candidate_first"] for o in r["orders"]] == [True, False] for r in judge["references"])
     assert TasteModel.objects.filter(pool=pool).exists()  # trained on first use
-    reward = combine(PRESETS["judge-led"], True, 0.5, judge["score"], result["quality"]).reward
+    reward = combine(PRESETS["studio-judge-led"], True, 0.5, judge["score"], result["quality"]).reward
     assert 0.05 < reward < 1.0
 
 
@@ -42,7 +42,7 @@ def test_a_vlm_judge_over_http_is_judged_in_both_orders(start_worker, worker_env
     with FakeVLMServer() as server:
         worker_env.update(PAINTAPP_VLM_BASE_URL=server.base_url, PAINTAPP_VLM_MODEL="qwen3-vl-test")
         start_worker("score")
-        recipe = PRESETS["judge-led"].with_(judge="vlm").to_dict()
+        recipe = PRESETS["studio-judge-led"].with_(judge="vlm").to_dict()
         refs = [m.reference_id for m in group_references(pool, count=2, key=(0, 1, 0))]
         result = score_painting.delay(painting_path, "a rose", recipe, refs, pool.id).get(timeout=120)
     assert len(server.requests) == 4  # 2 references × both orders
@@ -57,10 +57,10 @@ def test_a_vlm_endpoint_that_is_down_makes_the_judge_part_none_with_a_reason(sta
     server.stop()  # nothing listens there any more
     worker_env.update(PAINTAPP_VLM_BASE_URL=dead_url)
     start_worker("score")
-    recipe = PRESETS["judge-led"].with_(judge="vlm").to_dict()
+    recipe = PRESETS["studio-judge-led"].with_(judge="vlm").to_dict()
     refs = [m.reference_id for m in group_references(pool, count=2, key=(0, 1, 0))]
     result = score_painting.delay(painting_path, "a rose", recipe, refs, pool.id).get(timeout=180)
     assert result["judge"]["score"] is None
     assert result["reasons"]["judge"] == "no reference could be judged"
-    breakdown = combine(PRESETS["judge-led"], True, 1.0, None, result["quality"], reasons=result["reasons"])
+    breakdown = combine(PRESETS["studio-judge-led"], True, 1.0, None, result["quality"], reasons=result["reasons"])
     assert breakdown.reward is None and breakdown.unavailable == ["judge: no reference could be judged"]

@@ -6,6 +6,7 @@ included) to 127.0.0.1 on an ephemeral port.
     with FakeVLMServer() as server:
         server.ok("A", "softer edges")   # queue: next request answers A
         server.drop()                    # then: close the socket without answering
+        GET /v1/models lists `served_models` (the recipe probe's question)
         ...                              # queue empty: the default "judge" mode decides
 
 Behaviours are consumed one per request, in order. With the queue empty the server judges
@@ -28,6 +29,8 @@ from typing import Any
 
 import numpy as np
 from PIL import Image
+
+from paintapp.env.judges.vlm import DEFAULT_MODEL
 
 
 @dataclass
@@ -104,6 +107,19 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # quiet test output
 
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        """GET /v1/models: the OpenAI model list (what the recipe probe asks)."""
+        owner = self.server.owner
+        owner._record(RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, None,
+                                      self.connection_number))
+        if self.path.rstrip("/") != "/v1/models":
+            return self._send(404, {"error": {"message": f"no route {self.path}"}})
+        if owner.api_key and self.headers.get("Authorization") != f"Bearer {owner.api_key}":
+            return self._send(401, {"error": {"message": "invalid api key"}})
+        self._send(200, {"object": "list", "data": [
+            {"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in owner.served_models
+        ]})
+
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         owner = self.server.owner
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -164,6 +180,8 @@ class _Server(ThreadingHTTPServer):
 @dataclass
 class FakeVLMServer:
     reject_modes: set[str] = field(default_factory=set)  # structured-output forms answered with 400
+    served_models: list[str] = field(default_factory=lambda: [DEFAULT_MODEL])  # what GET /v1/models lists
+    api_key: str | None = None  # when set, GET /v1/models wants it as the bearer token
     requests: list[RecordedRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:

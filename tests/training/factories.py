@@ -51,7 +51,7 @@ def make_run(pool, *, steps: int = 3, generations: int = 4, status: str = "finis
     `rewards[s][i]` sets rollout i of step s+1; None is an infrastructure failure and 0.0 a
     failed gate. Without it rewards rise slowly with noise (seeded).
     """
-    recipe = PRESETS["judge-led"]
+    recipe = PRESETS["studio-judge-led"]
     args = RunArguments.from_dict({"num_generations": generations, "gradient_accumulation_steps": generations,
                                    "max_steps": max(1, steps)})  # one group a step, 1 × G
     run = Run.objects.create(

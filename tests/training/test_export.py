@@ -169,7 +169,7 @@ def test_it_describes_the_run_in_run_json_and_the_dataset_card(run, tmp_path):
     document = json.loads((tmp_path / "export" / "run.json").read_text())
     assert document["format"] == "paintapp-run" and document["run_id"] == run.pk
     assert document["name"] == run.name and document["pool"]["label"] == run.pool.label
-    assert document["base_model"] == run.base_model and document["recipe_name"] == "judge-led"
+    assert document["base_model"] == run.base_model and document["recipe_name"] == "studio-judge-led"
     assert document["hyperparameters"] == run.hyperparameters and document["seed"] == run.seed
     assert document["status"] == "finished" and document["eval_result"] is None
     assert document["rows"] == 24 and document["files"] == list(result.files)

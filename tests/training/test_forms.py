@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 
 def launch_form(data=None) -> LaunchForm:
-    return LaunchForm(data, recipe_names=["judge-led"], default_base_model="/models/tiny")
+    return LaunchForm(data, recipe_names=["studio-judge-led"], default_base_model="/models/tiny")
 
 
 def test_the_form_shows_the_arguments_declared_for_it_with_their_bounds_choices_and_help():

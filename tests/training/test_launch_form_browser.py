@@ -29,3 +29,24 @@ def test_it_warns_of_a_warm_up_as_long_as_the_run_and_estimates_the_time_from_th
     page.fill("input[name=max_steps]", "30")
     assert page.locator("#warmup-warning").is_hidden()
     assert "About 20 min for 30 steps" in page.inner_text("#time-estimate")
+
+
+def test_choosing_a_recipe_shows_its_parts_as_the_score_worker_finds_them(
+    signed_in_page, live_server, curator, start_worker, screenshot,
+):
+    worker = start_worker("score")
+    pool = make_pool(curator, name="parts")
+    page = signed_in_page
+    page.goto(live_server.url + reverse("training:launch"))
+    assert page.inner_text("form.launchform button[type=submit] >> nth=0") == "Launch"  # what Enter presses
+    page.select_option("select[name=pool]", str(pool.id))
+    page.select_option("select[name=recipe]", "judge-led")  # the change asks the score worker (htmx)
+    shown = "(name) => (document.querySelector('#recipe-parts caption') || {innerText: ''}).innerText.includes('Recipe ' + name)"
+    page.wait_for_function(shown, arg="judge-led", timeout=20_000)
+    assert f"probed on {worker.hostname}" in page.inner_text("#recipe-parts caption")
+    assert "PAINTAPP_VLM_BASE_URL is not set" in page.inner_text("#recipe-parts tr.part-judge")
+    screenshot(page, "launch-recipe-parts")
+    page.select_option("select[name=recipe]", "studio-judge-led")
+    page.wait_for_function(shown, arg="studio-judge-led", timeout=20_000)
+    assert "every weighted part answers" in page.inner_text("#recipe-parts caption")
+    assert page.url.endswith(reverse("training:launch"))  # nothing was launched or reloaded

@@ -33,7 +33,7 @@ def worker_log(worker) -> str:
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_two_process_run_finishes_with_each_step_once_and_each_rollout_once_in_its_step(workers, pool, painter_model):
-    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=painter_model,
+    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=painter_model,
                               arguments=TWO_PROCESSES | {"max_steps": 2})
     run = wait_until_ended(run, timeout=600)
     assert run.status == "finished", run.error
@@ -64,7 +64,7 @@ def test_a_two_process_run_finishes_with_each_step_once_and_each_rollout_once_in
 def test_stop_ends_a_two_process_run_after_a_step_in_both_processes_with_its_adapter_and_checkpoint(
     workers, pool, painter_model
 ):
-    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=painter_model,
+    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=painter_model,
                               arguments=TWO_PROCESSES | {"max_steps": 50})
     wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 400, "step 1")
     services.run_stop(run=Run.objects.get(id=run.id))
@@ -87,7 +87,7 @@ def test_a_two_process_run_without_render_workers_pauses_at_its_last_step_and_re
     for queue in ("train", "score"):
         start_worker(queue)
     render = start_worker("render")
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=painter_model, arguments=TWO_PROCESSES | {
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=painter_model, arguments=TWO_PROCESSES | {
         "max_steps": 3, "render_deadline_s": 10, "checkpoint_every": 100})
     wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 400, "step 1")
     render.stop()
@@ -116,7 +116,7 @@ def test_a_training_process_that_fails_fails_the_run_with_its_traceback(workers,
     unloadable = tmp_path / "unloadable-model"
     unloadable.mkdir()
     (unloadable / "config.json").write_text("{}")  # no model type: every process fails to load it
-    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=str(unloadable), arguments=TWO_PROCESSES)
+    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=str(unloadable), arguments=TWO_PROCESSES)
     run = wait_until_ended(run, timeout=300)
     assert run.status == "failed"
     first_line = run.error.splitlines()[0]
@@ -128,7 +128,7 @@ def test_a_training_process_that_fails_fails_the_run_with_its_traceback(workers,
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_training_processes_die_with_the_train_task_that_started_them(workers, pool, painter_model):
-    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=painter_model,
+    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=painter_model,
                               arguments=TWO_PROCESSES | {"max_steps": 50})
     worker = psutil.Process(workers["train"].process.pid)
 
@@ -177,7 +177,7 @@ def test_a_run_asking_for_an_accelerate_config_the_worker_does_not_have_fails_wi
     settings.LAUNCH_CHECKS_WORKERS = False
     (tmp_path / "config.json").write_text("{}")
     missing = tmp_path / "deepspeed.yaml"
-    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=str(tmp_path),
+    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=str(tmp_path),
                               arguments=FAST | {"accelerate_config": str(missing)})
     run.refresh_from_db()  # launching named the run's task
     assert train_run(run.id, task_id=run.task_id) == "failed"

@@ -85,7 +85,7 @@ def test_the_model_card_names_the_base_recipe_pool_hyper_parameters_reward_curve
     assert meta["library_name"] == "transformers" and "grpo" in meta["tags"] and "base_model" not in meta  # a local base
     assert card.startswith("---") and "# Model Card for ada/painter" in card
     assert f"`{trained_run.base_model}` (a local model; not on the Hub)" in card
-    assert "recipe `judge-led`" in card and f"pool `{trained_run.pool.label}`" in card
+    assert "recipe `studio-judge-led`" in card and f"pool `{trained_run.pool.label}`" in card
     assert "| `learning_rate` | `5e-05` |" in card and "| `lora_r` | `16` |" in card
     assert "| first third | middle third | last third |" in card and "best " in card
     assert "Held-out mean reward 0.610 over 4 samples" in card

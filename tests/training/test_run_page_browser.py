@@ -23,7 +23,7 @@ def test_a_run_launched_from_the_form_draws_each_new_step_without_a_reload(
     page.goto(live_server.url + reverse("training:launch"))
     page.fill("input[name=name]", "browser launch")
     page.select_option("select[name=pool]", str(pool.id))
-    page.select_option("select[name=recipe]", "judge-led")
+    page.select_option("select[name=recipe]", "studio-judge-led")
     page.fill("input[name=base_model]", painter_model)  # it paints: each step renders, so steps take seconds
     for name, value in {"max_steps": "3", "num_generations": "2", "gradient_accumulation_steps": "2",
                         "max_completion_length": "1024",

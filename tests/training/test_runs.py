@@ -46,7 +46,7 @@ def love_only_pool(curator):
 
 
 def test_a_launch_stores_the_published_defaults_and_a_recipe_snapshot(pool, model_dir, curator):
-    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=model_dir, created_by=curator)
+    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=model_dir, created_by=curator)
     assert run.status == "queued"
     hp = run.hyperparameters
     assert (hp["learning_rate"], hp["lr_scheduler_type"], hp["warmup_steps"], hp["scale_rewards"]) == (5e-5, "constant_with_warmup", 5, "none")
@@ -57,8 +57,8 @@ def test_a_launch_stores_the_published_defaults_and_a_recipe_snapshot(pool, mode
 
 def test_a_judge_recipe_cannot_launch_on_a_pool_without_love_and_okay(love_only_pool, model_dir):
     with pytest.raises(services.LaunchError, match="no okay references"):
-        services.run_launch(pool=love_only_pool, recipe_name="judge-led", base_model=model_dir)
-    assert services.run_launch(pool=love_only_pool, recipe_name="hps-only", base_model=model_dir).status == "queued"
+        services.run_launch(pool=love_only_pool, recipe_name="studio-judge-led", base_model=model_dir)
+    assert services.run_launch(pool=love_only_pool, recipe_name="studio-hps-only", base_model=model_dir).status == "queued"
 
 
 @pytest.mark.parametrize(
@@ -77,7 +77,7 @@ def test_a_judge_recipe_cannot_launch_on_a_pool_without_love_and_okay(love_only_
 )
 def test_bad_launches_get_clear_errors(pool, model_dir, kwargs, message):
     with pytest.raises(services.LaunchError, match=message):
-        services.run_launch(**({"pool": pool, "recipe_name": "judge-led", "base_model": model_dir} | kwargs))
+        services.run_launch(**({"pool": pool, "recipe_name": "studio-judge-led", "base_model": model_dir} | kwargs))
     assert not Run.objects.exists()
 
 
@@ -87,7 +87,7 @@ NO_SCORE = "no worker answers on the `score` queue — start one with `make work
 
 def test_with_no_render_or_score_worker_a_launch_is_refused_naming_each_missing_queue(pool, model_dir, workers_checked):
     with pytest.raises(services.NoWorkers) as refused:
-        services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+        services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir)
     assert str(refused.value) == f"{NO_RENDER}; {NO_SCORE}"
     assert refused.value.queues == ["render", "score"] and not Run.objects.exists()
 
@@ -103,7 +103,7 @@ def launch_form_data(client, **changes) -> dict:
 
 def test_the_launch_form_shows_which_worker_is_missing(client, curator, pool, model_dir, workers_checked):
     client.force_login(curator)
-    data = launch_form_data(client, pool=pool.id, base_model=model_dir, recipe="hps-only")
+    data = launch_form_data(client, pool=pool.id, base_model=model_dir, recipe="studio-hps-only")
     response = client.post(reverse("training:launch"), data)
     assert response.status_code == 400 and not Run.objects.exists()
     assert NO_RENDER in response.content.decode()
@@ -114,12 +114,12 @@ def test_the_train_command_exits_3_naming_the_missing_render_worker(pool, model_
     from django.core.management.base import CommandError
 
     with pytest.raises(CommandError, match=NO_RENDER) as refused:
-        call_command("train", pool="taste", recipe="hps-only", base_model=model_dir)
+        call_command("train", pool="taste", recipe="studio-hps-only", base_model=model_dir)
     assert refused.value.returncode == 3 and not Run.objects.exists()
 
 
 def test_a_waiting_runs_page_says_what_it_waits_for_and_offers_resume(client, curator, pool, model_dir):
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir)
     Run.objects.filter(id=run.id).update(status="waiting", steps_done=2, waiting_for=NO_RENDER)
     client.force_login(curator)
     page = client.get(reverse("training:run", args=[run.id])).content.decode()
@@ -128,7 +128,7 @@ def test_a_waiting_runs_page_says_what_it_waits_for_and_offers_resume(client, cu
 
 
 def test_a_waiting_run_resumes_once_every_queue_its_recipe_needs_answers(pool, model_dir):
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir)
     Run.objects.filter(id=run.id).update(status="waiting", steps_done=2, waiting_for=NO_SCORE)
     assert services.runs_resume_waiting(answering={"render", "train"}) == []
     run.refresh_from_db()
@@ -139,9 +139,9 @@ def test_a_waiting_run_resumes_once_every_queue_its_recipe_needs_answers(pool, m
 
 
 def test_stopping_a_queued_run_stops_it_and_a_running_one_asks_the_trainer(pool, model_dir):
-    queued = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    queued = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir)
     assert services.run_stop(run=queued).status == "stopped"
-    running = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    running = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir)
     Run.objects.filter(id=running.id).update(status="running")
     running.refresh_from_db()
     stopping = services.run_stop(run=running)
@@ -149,7 +149,7 @@ def test_stopping_a_queued_run_stops_it_and_a_running_one_asks_the_trainer(pool,
 
 
 def test_only_stopped_failed_interrupted_or_waiting_runs_resume(pool, model_dir):
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir, arguments={"max_steps": 5})
     with pytest.raises(services.LaunchError, match="only a stopped, failed, interrupted or waiting run"):
         services.run_resume(run=run)
     for status in Run.RESUMABLE:
@@ -160,7 +160,7 @@ def test_only_stopped_failed_interrupted_or_waiting_runs_resume(pool, model_dir)
 
 
 def test_an_interrupted_run_that_did_all_its_steps_still_resumes_to_save_its_adapter(pool, model_dir):
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir, arguments={"max_steps": 5})
     Run.objects.filter(id=run.id).update(status="stopped", steps_done=5)
     run.refresh_from_db()
     with pytest.raises(services.LaunchError, match="already did all its steps"):
@@ -175,7 +175,7 @@ def test_resume_names_a_new_task_before_queuing_it_and_counts_its_deliveries_afr
 ):
     from paintapp.celery import app
 
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir, arguments={"max_steps": 5})
     Run.objects.filter(id=run.id).update(status="interrupted", task_id="the-lost-task", attempts=2)
     run.refresh_from_db()
     with django_capture_on_commit_callbacks(execute=True):
@@ -189,13 +189,13 @@ def test_resume_names_a_new_task_before_queuing_it_and_counts_its_deliveries_afr
 
 def test_stop_on_an_interrupted_or_waiting_run_stops_it_and_it_can_then_be_deleted(pool, model_dir):
     for status in ("interrupted", "waiting"):
-        run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+        run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir)
         Run.objects.filter(id=run.id).update(status=status, waiting_for="a render worker")
         run.refresh_from_db()
         stopped = services.run_stop(run=run)
         assert (stopped.status, stopped.waiting_for) == ("stopped", "")
         assert stopped.finished_at is not None
-    interrupted = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    interrupted = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir)
     Run.objects.filter(id=interrupted.id).update(status="interrupted")
     interrupted.refresh_from_db()
     services.run_delete(run=interrupted)
@@ -203,7 +203,7 @@ def test_stop_on_an_interrupted_or_waiting_run_stops_it_and_it_can_then_be_delet
 
 
 def test_an_interrupted_runs_page_says_why_shows_its_last_checkpoint_and_resumes_from_the_button(client, curator, pool, model_dir):
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir, arguments={"max_steps": 5})
     reason = "The trainer stopped answering: no heartbeat since 2026-11-30 21:00:00 UTC (more than 60 s)"
     Run.objects.filter(id=run.id).update(status="interrupted", error=reason, checkpoint_step=2, steps_done=3)
     client.force_login(curator)
@@ -224,7 +224,7 @@ def test_the_resume_run_command_queues_what_the_button_queues_and_refuses_what_i
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, arguments={"max_steps": 5})
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir, arguments={"max_steps": 5})
     with pytest.raises(CommandError, match="only a stopped, failed, interrupted or waiting run") as refused:
         call_command("resume_run", str(run.id))
     assert refused.value.returncode == 2
@@ -242,7 +242,7 @@ def test_the_launch_form_prefills_the_published_defaults_and_launches(client, cu
     client.force_login(curator)
     page = client.get(reverse("training:launch"))
     form = page.context["form"]
-    assert form["learning_rate"].initial == 5e-5 and form["recipe"].initial == "judge-led"
+    assert form["learning_rate"].initial == 5e-5 and form["recipe"].initial == "studio-judge-led"
     data = {name: field.initial for name, field in form.fields.items() if field.initial is not None}
     data.update(pool=pool.id, base_model=model_dir, subjects=["a peach hibiscus"], max_steps=3)
     data.pop("mask_truncated_completions", None)
@@ -254,14 +254,14 @@ def test_the_launch_form_prefills_the_published_defaults_and_launches(client, cu
 
 def test_the_launch_form_shows_why_a_run_cannot_launch(client, curator, love_only_pool, model_dir):
     client.force_login(curator)
-    data = launch_form_data(client, pool=love_only_pool.id, base_model=model_dir, recipe="judge-led")
+    data = launch_form_data(client, pool=love_only_pool.id, base_model=model_dir, recipe="studio-judge-led")
     response = client.post(reverse("training:launch"), data)
     assert response.status_code == 400
     assert "no okay references" in response.content.decode()
 
 
 def test_the_runs_list_and_run_page_render_with_live_fragments(client, curator, pool, model_dir):
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir, name="first")
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir, name="first")
     client.force_login(curator)
     listing = client.get(reverse("training:runs"))
     assert b"first" in listing.content
@@ -276,7 +276,7 @@ def test_the_runs_list_and_run_page_render_with_live_fragments(client, curator, 
 def test_the_metrics_endpoint_returns_only_the_steps_after_the_one_asked(client, curator, pool, model_dir):
     from training.models import Step
 
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir)
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir)
     for n in (1, 2, 3):
         Step.objects.create(run=run, step=n, reward_mean=0.1 * n, metrics={"reward": 0.1 * n, "ours/none_count": n - 1})
     client.force_login(curator)
@@ -293,11 +293,11 @@ def test_the_train_command_launches_what_the_button_launches_and_rejects_bad_inp
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
-    call_command("train", pool="taste", recipe="hps-led", base_model=model_dir, steps=7, set=["num_generations=4", "render_size=384"])
+    call_command("train", pool="taste", recipe="studio-hps-led", base_model=model_dir, steps=7, set=["num_generations=4", "render_size=384"])
     run = Run.objects.get()
     assert "Launched run" in capsys.readouterr().out
     assert (run.max_steps, run.hyperparameters["num_generations"], run.hyperparameters["render_size"]) == (7, 4, 384)
-    assert run.recipe_name == "hps-led" and run.pool == pool
+    assert run.recipe_name == "studio-hps-led" and run.pool == pool
     with pytest.raises(CommandError, match="unknown hyper-parameter"):
         call_command("train", pool="taste", base_model=model_dir, set=["warp_speed=9"])
     with pytest.raises(CommandError, match="no pool"):
@@ -339,7 +339,7 @@ def test_the_train_command_refuses_bad_settings_with_a_clear_message(pool, model
 def test_the_train_command_sets_typed_values_and_the_runs_length_thresholds_on_its_recipe(pool, model_dir):
     from django.core.management import call_command
 
-    call_command("train", "--pool", "taste", "--recipe", "hps-only", "--base-model", model_dir,
+    call_command("train", "--pool", "taste", "--recipe", "studio-hps-only", "--base-model", model_dir,
                  "--set", "mask_truncated_completions=true", "--set", "learning_rate=1e-3", "--set", "bf16=none",
                  "--recipe-set", "length_low_tokens=100", "--recipe-set", "length_full_tokens=2000")
     run = Run.objects.get()
@@ -350,13 +350,13 @@ def test_the_train_command_sets_typed_values_and_the_runs_length_thresholds_on_i
 
 
 def test_a_saved_recipes_length_thresholds_are_kept_at_launch(pool, model_dir):
-    painting_services.recipe_save(name="short", recipe=PRESETS["hps-only"].with_(length_low_tokens=50, length_full_tokens=500))
+    painting_services.recipe_save(name="short", recipe=PRESETS["studio-hps-only"].with_(length_low_tokens=50, length_full_tokens=500))
     run = services.run_launch(pool=pool, recipe_name="short", base_model=model_dir)
     assert (run.recipe["length_low_tokens"], run.recipe["length_full_tokens"]) == (50, 500)
 
 
 def test_a_stored_run_with_length_thresholds_in_its_hyperparameters_loads_and_its_copy_keeps_them(pool, model_dir):
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir,
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir,
                               recipe_overrides={"length_low_tokens": 120, "length_full_tokens": 2500, "length_high_tokens": 5000})
     # what a run launched before the thresholds moved to the recipe stored
     Run.objects.filter(id=run.id).update(hyperparameters={
@@ -366,6 +366,18 @@ def test_a_stored_run_with_length_thresholds_in_its_hyperparameters_loads_and_it
     assert RunArguments.from_dict(run.hyperparameters).num_generations == 8
     copy = services.run_duplicate(run=run)
     assert [copy.recipe[k] for k in ("length_low_tokens", "length_full_tokens", "length_high_tokens")] == [120, 2500, 5000]
+
+
+def test_a_run_stored_before_the_presets_were_renamed_is_copied_with_its_own_recipe(client, curator, pool, model_dir):
+    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=model_dir)
+    # what a judge-led run stored before judge-led meant the VLM judge and HPSv3
+    Run.objects.filter(id=run.id).update(recipe_name="judge-led", recipe={**run.recipe, "name": "judge-led"})
+    run.refresh_from_db()
+    copy = services.run_duplicate(run=run)
+    assert (copy.recipe["judge"], copy.recipe["quality"], copy.recipe_name) == ("taste", "features", "judge-led")
+    client.force_login(curator)
+    form = client.get(reverse("training:launch"), {"from": run.id}).context["form"]
+    assert form.initial["recipe"] == "studio-judge-led"
 
 
 @pytest.fixture

@@ -48,7 +48,7 @@ def render_taken(broker: redis.Redis) -> bool:
 def launch(painter_model: str) -> Run:
     curator = User.objects.create_user(username="ada", password="watercolour-2026")
     pool = make_pool(curator, name="restarts")
-    return services.run_launch(pool=pool, recipe_name="hps-only", base_model=painter_model, arguments=ARGS)
+    return services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=painter_model, arguments=ARGS)
 
 
 def restart_during_step_2(broker: redis.Redis, run: Run, restart) -> None:

@@ -79,9 +79,9 @@ def launchable(settings, curator, tmp_path):
 def test_a_launch_asking_for_wandb_without_a_login_is_refused_with_the_reason(launchable, no_wandb_login):
     pool, model = launchable
     with pytest.raises(services.LaunchError, match="report_to=wandb needs a W&B login"):
-        services.run_launch(pool=pool, recipe_name="judge-led", base_model=model, arguments={"report_to": "wandb"})
+        services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=model, arguments={"report_to": "wandb"})
     assert not Run.objects.exists()
-    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=model, arguments={"report_to": "trackio"})
+    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=model, arguments={"report_to": "trackio"})
     assert run.hyperparameters["report_to"] == "trackio"
 
 
@@ -103,7 +103,7 @@ def test_the_launch_form_offers_tracking_and_shows_why_wandb_cannot_start(client
 @pytest.mark.django_db
 def test_the_run_page_says_where_its_tracking_lives(client, curator, launchable):
     pool, model = launchable
-    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=model, arguments={"report_to": "trackio"})
+    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=model, arguments={"report_to": "trackio"})
     client.force_login(curator)
     page = client.get(reverse("training:run", args=[run.id])).content.decode()
     assert "where it lives is known once training starts" in page
@@ -139,7 +139,7 @@ def test_a_short_cpu_run_writes_its_metrics_and_completions_to_trackio_and_an_of
     monkeypatch.setenv("WANDB_MODE", "offline")  # the launch checks the launching process
     for queue in ("train", "render", "score"):
         start_worker(queue)
-    run = services.run_launch(pool=make_pool(curator, name="tracked"), recipe_name="judge-led", base_model=tiny_model,
+    run = services.run_launch(pool=make_pool(curator, name="tracked"), recipe_name="studio-judge-led", base_model=tiny_model,
                               arguments=FAST | {"max_steps": 2, "report_to": "trackio,wandb"})
     run = wait_until_ended(run)
     assert run.status == "finished", run.error

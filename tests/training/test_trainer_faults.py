@@ -53,7 +53,7 @@ def test_a_run_whose_train_worker_is_killed_mid_step_is_interrupted_then_resumes
     start_worker("render")
     start_worker("score")  # the reaper runs here: the train worker is the one that dies
     start_beat()
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=tiny_model, arguments=FAST | {"max_steps": 3})
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model, arguments=FAST | {"max_steps": 3})
 
     def mid_step_three() -> bool:
         run.refresh_from_db()
@@ -98,7 +98,7 @@ def test_a_trainer_killed_on_every_delivery_fails_the_run_on_the_fourth_with_the
 ):
     settings.LAUNCH_CHECKS_WORKERS = False  # its trainer dies before any step: nothing renders or scores
     train = start_worker("train")
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=tiny_model, arguments=FAST | {"max_steps": 50})
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model, arguments=FAST | {"max_steps": 50})
 
     def lose_three_deliveries() -> None:
         for attempt in (1, 2, 3):

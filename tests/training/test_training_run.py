@@ -40,7 +40,7 @@ def test_a_three_step_run_finishes_with_steps_rollouts_paintings_and_a_trained_a
     from transformers import AutoModelForCausalLM
 
     tiny_model = painter_model
-    run = services.run_launch(pool=pool, recipe_name="judge-led", base_model=tiny_model, arguments=FAST | {"max_steps": 3, "max_completion_length": 1024})
+    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=tiny_model, arguments=FAST | {"max_steps": 3, "max_completion_length": 1024})
     run = wait_until_ended(run)
     assert run.status == "finished", run.error
     assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1, 2, 3]
@@ -70,7 +70,7 @@ def test_a_three_step_run_finishes_with_steps_rollouts_paintings_and_a_trained_a
 def test_a_run_generating_with_transformers_continuous_batching_takes_its_steps_and_stores_each_group(
     workers, pool, tiny_model
 ):
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=tiny_model,
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model,
                               arguments=FAST | {"max_steps": 2, "generation": "continuous-batching"})
     run = wait_until_ended(run)
     assert run.status == "finished", run.error
@@ -91,7 +91,7 @@ def test_with_its_render_worker_gone_a_run_steps_on_no_lost_rollouts_waits_and_g
     start_worker("score")
     render = start_worker("render")
     run = services.run_launch(
-        pool=pool, recipe_name="hps-only", base_model=painter_model,
+        pool=pool, recipe_name="studio-hps-only", base_model=painter_model,
         arguments=FAST | {"max_steps": 3, "max_completion_length": 1024, "render_deadline_s": 10, "checkpoint_every": 100},
     )
     wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 300, "step 1")
@@ -118,7 +118,7 @@ def test_with_its_render_worker_gone_a_run_steps_on_no_lost_rollouts_waits_and_g
 
 
 def test_stop_ends_the_run_after_a_step_and_resume_continues_without_duplicates(workers, pool, tiny_model):
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=tiny_model, arguments=FAST | {"max_steps": 4})
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model, arguments=FAST | {"max_steps": 4})
     wait_for(lambda: Step.objects.filter(run=run).exists(), 300, "the first step")
     run.refresh_from_db()
     services.run_stop(run=run)
@@ -135,7 +135,7 @@ def test_stop_ends_the_run_after_a_step_and_resume_continues_without_duplicates(
 
 
 def test_a_crashing_reward_part_gives_none_and_never_kills_the_trainer(workers, pool, tiny_model):
-    recipe = PRESETS["hps-only"].with_(quality="tests.support.broken_backends.ExplodingQualityScorer")
+    recipe = PRESETS["studio-hps-only"].with_(quality="tests.support.broken_backends.ExplodingQualityScorer")
     painting_services.recipe_save(name="exploding", recipe=recipe)
     run = services.run_launch(pool=pool, recipe_name="exploding", base_model=tiny_model, arguments=FAST | {"max_steps": 2})
     run = wait_until_ended(run)
@@ -154,7 +154,7 @@ def test_a_one_step_run_of_the_tiny_qwen3_5_moe_model_trains_expert_lora_and_its
 
     arguments = FAST | {"max_steps": 1, "max_completion_length": 48, "lora_target_experts": True, "lora_dropout": 0.0,
                         "eval_samples_per_subject": 2}
-    run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=tiny_vl_model, arguments=arguments)
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_vl_model, arguments=arguments)
     run = wait_until_ended(run)
     assert run.status == "finished", run.error
     assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1]

@@ -8,7 +8,7 @@ from curation.audit import NO_PAIRS, judge_audit_run
 from curation.models import Pool
 from curation.selectors import pool_get
 from painting.judging import judge_for
-from painting.selectors import recipe_get
+from painting.selectors import default_recipe_name, recipe_get
 
 
 class Command(BaseCommand):
@@ -16,14 +16,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--pool", required=True)
-        parser.add_argument("--recipe", default="judge-led")
+        parser.add_argument("--recipe", default=None, help="default: judge-led where configured, else studio-judge-led")
         parser.add_argument("--pairs", type=int, default=20)
         parser.add_argument("--seed", type=int, default=0)
 
     def handle(self, *args, pool, recipe, pairs, seed, **options):
         try:
             frozen = pool_get(pool)
-            chosen_recipe = recipe_get(recipe)
+            chosen_recipe = recipe_get(recipe or default_recipe_name())
         except (Pool.DoesNotExist, ValueError) as exc:
             raise CommandError(str(exc), returncode=2) from exc
         judge = judge_for(chosen_recipe, frozen.id)

@@ -8,6 +8,7 @@ Backends are chosen by short name or dotted path: `vlm` (OpenAI-compatible endpo
 from __future__ import annotations
 
 import importlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from statistics import fmean
 from typing import Any, Protocol
@@ -67,23 +68,49 @@ class JudgeResult:
         }
 
 
+DEFAULT_CONCURRENCY = 8  # both orders × 4 references: one painting's calls all at once
+
+
+def _one_order(judge: Judge, candidate_png: bytes, reference_png: bytes, *, prompt: str,
+               candidate_first: bool) -> OrderVerdict:
+    reason = ""
+    try:
+        outcome = judge.compare(candidate_png, reference_png, prompt=prompt, candidate_first=candidate_first)
+    except Exception as exc:  # noqa: BLE001 - a judge that raises is a failed judgement
+        outcome, reason = None, f"{type(exc).__name__}: {exc}"
+    if isinstance(outcome, tuple):  # (p, reason) from judges that explain themselves
+        outcome, reason = outcome
+    return OrderVerdict(candidate_first, outcome, reason)
+
+
 def judge_against_references(
-    judge: Judge, candidate_png: bytes, references: list[tuple[Any, bytes]], *, prompt: str
+    judge: Judge, candidate_png: bytes, references: list[tuple[Any, bytes]], *, prompt: str,
+    concurrency: int = DEFAULT_CONCURRENCY,
 ) -> JudgeResult:
-    """Judge one painting against the group's references, always in both presentation orders."""
+    """Judge one painting against the group's references, always in both presentation orders.
+
+    The calls run concurrently, at most `concurrency` at a time (a VLM judge spends its time
+    waiting on the endpoint), or the judge's own `max_concurrency` where it has one; the
+    verdicts keep the order of the references, candidate first then second. Judges must be
+    thread-safe (the vlm and taste judges are).
+    """
+    calls = [(reference_id, reference_png, candidate_first)
+             for reference_id, reference_png in references for candidate_first in (True, False)]
+
+    def run(call: tuple[Any, bytes, bool]) -> OrderVerdict:
+        _reference_id, reference_png, candidate_first = call
+        return _one_order(judge, candidate_png, reference_png, prompt=prompt, candidate_first=candidate_first)
+
+    # A judge may cap it: the taste judge is CPU-bound under the GIL, where threads only cost.
+    workers = max(1, min(int(concurrency), getattr(judge, "max_concurrency", None) or len(calls), len(calls)))
+    if workers == 1:
+        orders = [run(call) for call in calls]
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
+            orders = list(pool.map(run, calls))  # map keeps the calls' order
     verdicts = []
-    for reference_id, reference_png in references:
-        verdict = ReferenceVerdict(reference_id)
-        for candidate_first in (True, False):
-            reason = ""
-            try:
-                outcome = judge.compare(candidate_png, reference_png, prompt=prompt, candidate_first=candidate_first)
-            except Exception as exc:  # noqa: BLE001 - a judge that raises is a failed judgement
-                outcome, reason = None, f"{type(exc).__name__}: {exc}"
-            if isinstance(outcome, tuple):  # (p, reason) from judges that explain themselves
-                outcome, reason = outcome
-            verdict.orders.append(OrderVerdict(candidate_first, outcome, reason))
-        verdicts.append(verdict)
+    for index, (reference_id, _png) in enumerate(references):
+        verdicts.append(ReferenceVerdict(reference_id, orders=orders[2 * index:2 * index + 2]))
     resolved = [v.score for v in verdicts if v.score is not None]
     return JudgeResult(score=fmean(resolved) if resolved else None, references=verdicts)
 

@@ -228,6 +228,9 @@ class TasteJudge:
     """
 
     name = "taste"
+    # One call at a time in judge_against_references: the features are numpy under the GIL, and
+    # eight threads meeting a new painting each measured it (bench/score.py: 32 -> 52 ms a painting).
+    max_concurrency = 1
 
     def __init__(self, params: dict[str, Any] | None = None, model: TasteModel | None = None) -> None:
         params = dict(params or {})

@@ -22,6 +22,7 @@ import re
 import ssl
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -40,6 +41,7 @@ from paintapp.env.reward import DEFAULT_CRITERIA
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "Qwen/Qwen3-VL-30B-A3B-Instruct"
+BASE_URL_ENV = "PAINTAPP_VLM_BASE_URL"
 STRUCTURED_MODES = ("json_schema", "guided_json", "json_object", "none")
 
 VERDICT_SCHEMA: dict[str, Any] = {
@@ -79,12 +81,14 @@ class VLMConfig:
             raise ValueError("retries, backoff_s and max_backoff_s must be >= 0 and timeout_s > 0")
 
     @classmethod
-    def from_env(cls, **overrides: Any) -> VLMConfig:
-        """PAINTAPP_VLM_BASE_URL / _MODEL / _API_KEY, then explicit overrides on top."""
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> VLMConfig:
+        """PAINTAPP_VLM_BASE_URL / _MODEL / _API_KEY (of `environ`, else the process's), then
+        explicit overrides on top."""
+        environ = os.environ if environ is None else environ
         values: dict[str, Any] = {
-            "base_url": os.environ.get("PAINTAPP_VLM_BASE_URL", ""),
-            "model": os.environ.get("PAINTAPP_VLM_MODEL") or DEFAULT_MODEL,
-            "api_key": os.environ.get("PAINTAPP_VLM_API_KEY") or None,
+            "base_url": environ.get(BASE_URL_ENV, ""),
+            "model": environ.get("PAINTAPP_VLM_MODEL") or DEFAULT_MODEL,
+            "api_key": environ.get("PAINTAPP_VLM_API_KEY") or None,
         }
         values.update(overrides)
         return cls(**values)

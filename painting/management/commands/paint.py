@@ -21,7 +21,7 @@ from paintapp.env.render_result import RenderUnavailable
 from paintapp.env.renderer import Renderer
 from painting.judging import reference_library
 from painting.pipeline import InProcess, PaintJob, paint_batch
-from painting.selectors import recipe_get
+from painting.selectors import default_recipe_name, recipe_get
 from painting.services import renderer_config
 
 EXIT_USAGE = 2
@@ -39,7 +39,7 @@ class Command(BaseCommand):
         score = sub.add_parser("score", help="judge and quality parts of a painting, and the combined reward")
         score.add_argument("source", help="a PNG painting")
         score.add_argument("--pool", required=True, help="NAME or NAME:VERSION: references come from its train split")
-        score.add_argument("--recipe", default="judge-led")
+        score.add_argument("--recipe", default=None, help="default: judge-led where configured, else studio-judge-led")
         score.add_argument("--prompt", default="", help="what the painting was asked to be (default: the pool's first subject)")
         score.add_argument("--sketch", default=None, help="the sketch that drew it, for the length part")
         score.add_argument("--seed", type=int, default=0, help="which references are drawn")
@@ -102,7 +102,7 @@ class Command(BaseCommand):
         try:
             png = Path(source).read_bytes()
             frozen = library.pool(pool)
-            chosen = recipe_get(recipe)
+            chosen = recipe_get(recipe or default_recipe_name())
         except OSError as exc:
             raise CommandError(f"cannot read {source}: {exc.strerror or exc}", returncode=EXIT_USAGE) from exc
         except (LookupError, ValueError) as exc:

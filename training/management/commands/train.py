@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 from curation.models import Pool
 from curation.selectors import pool_get
 from paintapp.env.reward import LENGTH_THRESHOLDS
+from painting.selectors import default_recipe_name
 from training import services
 from training.config import RunArguments, argument_spec, argument_specs
 from training.management.follow import ending, follow_run
@@ -46,7 +47,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         defaults = RunArguments()
         parser.add_argument("--pool", required=True, help="NAME or NAME:VERSION of a frozen pool")
-        parser.add_argument("--recipe", default="judge-led", help="hps-only, judge-led, hps-led or a saved recipe")
+        parser.add_argument("--recipe", default=None, help="a preset (manage.py recipes lists them) or a saved recipe; "
+                            "default: judge-led where its VLM judge and HPSv3 are configured, else studio-judge-led")
         parser.add_argument("--base-model", default=None, help="local path or Hugging Face id (default: the tiny model)")
         parser.add_argument("--steps", type=int, default=None, help=f"GRPO steps (default {defaults.max_steps})")
         parser.add_argument("--subject", action="append", default=[], help="subject text; repeat for several")
@@ -84,11 +86,11 @@ class Command(BaseCommand):
             arguments["max_steps"] = steps
         try:
             run = services.run_launch(
-                pool=frozen, recipe_name=recipe, base_model=base_model, arguments=arguments,
+                pool=frozen, recipe_name=recipe or default_recipe_name(), base_model=base_model, arguments=arguments,
                 recipe_overrides=recipe_overrides, subjects=subject, seed=seed, name=name,
             )
-        except services.NoWorkers as exc:
-            raise CommandError(str(exc), returncode=3) from exc  # as seed_pool without a render worker
+        except (services.NoWorkers, services.UnreachableParts) as exc:  # infrastructure, as seed_pool's exit 3
+            raise CommandError(str(exc), returncode=3) from exc
         except services.LaunchError as exc:
             raise CommandError(str(exc), returncode=2) from exc
         self.stdout.write(self.style.SUCCESS(f"Launched run {run.id}: {run.name}"))

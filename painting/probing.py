@@ -1,0 +1,58 @@
+"""Recipe probes, asked where the parts run: each part of a recipe, reachable now or why not.
+
+The judge and quality parts run on the score workers, which may be other machines with their
+own VLM endpoint, HPSv3 package and GPU, so a small task (`probe_recipes`, queue `score`,
+short expiry) probes there (services.recipes_probe_here; the probe logic itself is
+`paintapp.env.probes`). A recipe that scores nothing is probed here: its gate and length are
+computed in-process. The launch refusal, the launch form's parts table and `manage.py
+recipes` read these.
+"""
+from __future__ import annotations
+
+from celery.exceptions import TimeoutError as ResultTimeout
+from django.conf import settings
+
+from paintapp.env.probes import PartProbe, RecipeProbe, unprobed_recipe
+from paintapp.env.reward import Recipe
+from paintapp.workers import answering_queues, missing_worker_message
+from painting.pipeline import stage_queues
+from painting.services import recipes_probe_here
+from painting.tasks import probe_recipes
+
+SCORE_QUEUE = "score"
+
+
+def recipes_probe(recipes: list[Recipe], *, pool_id: int | None = None) -> list[RecipeProbe]:
+    """Each recipe's parts as a score worker finds them now.
+
+    With no score worker answering, or none answering the probe within
+    RECIPE_PROBE_TIMEOUT_S (all busy scoring another run), the scored parts are unknown
+    (None) with the reason: a missing worker is the launch's NoWorkers refusal, not this one."""
+    scoring = [SCORE_QUEUE in stage_queues(recipe) for recipe in recipes]
+    if not any(scoring):
+        return recipes_probe_here(recipes, pool_id=pool_id, where="this process")
+    reason = ""
+    if SCORE_QUEUE not in answering_queues():
+        reason = missing_worker_message(SCORE_QUEUE)
+    else:
+        timeout = settings.RECIPE_PROBE_TIMEOUT_S
+        pending = probe_recipes.apply_async(([r.to_dict() for r in recipes], pool_id), expires=timeout)
+        try:
+            answer = pending.get(timeout=timeout, disable_sync_subtasks=False)
+        except ResultTimeout:
+            pending.revoke()
+            reason = f"no score worker answered the probe within {timeout:g} s (all busy?)"
+        else:
+            return [
+                RecipeProbe(recipe, [PartProbe.from_dict(part) for part in parts], answer["where"])
+                for recipe, parts in zip(recipes, answer["recipes"], strict=True)
+            ]
+    return [
+        RecipeProbe(recipe, unprobed_recipe(recipe, reason)) if scores
+        else recipes_probe_here([recipe], pool_id=pool_id, where="this process")[0]
+        for recipe, scores in zip(recipes, scoring, strict=True)
+    ]
+
+
+def recipe_probe(recipe: Recipe, *, pool_id: int | None = None) -> RecipeProbe:
+    return recipes_probe([recipe], pool_id=pool_id)[0]
