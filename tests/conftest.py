@@ -118,10 +118,11 @@ def _test_redis_urls() -> tuple[str, str]:
 
 
 TEST_BROKER_URL, TEST_RESULT_URL = _test_redis_urls()
-# Celery reads CELERY_BROKER_URL / CELERY_RESULT_BACKEND from the environment before its app
-# configuration, and workers inherit the environment: a developer's own (e.g. from a .env) would
-# send the tests' tasks to the studio's queues while the workers listen on the tests'.
-os.environ.update(CELERY_BROKER_URL=TEST_BROKER_URL, CELERY_RESULT_BACKEND=TEST_RESULT_URL)
+# Celery reads CELERY_BROKER_URL / CELERY_RESULT_BACKEND from the environment ahead of its app
+# configuration: a developer's own (e.g. from a .env) would keep this process on the studio's
+# queues while its workers (given the tests' URLs) listen on the tests'.
+for _name in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
+    os.environ.pop(_name, None)
 
 
 @pytest.fixture(scope="session", autouse=True)
