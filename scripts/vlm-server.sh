@@ -11,6 +11,8 @@
 #                       short JSON answer fit with room to spare
 #   VLM_GPU_MEMORY      0.90 of the GPU's memory; ~0.5 when the trainer shares an H200
 #   PAINTAPP_VLM_API_KEY  when set, the server requires it (the judge sends it)
+#   VLM_EXTRA_ARGS      more `vllm serve` flags, e.g. "--quantization fp8" (half the weights'
+#                       memory: the judge then fits on one H200 beside the trainer and HPSv3)
 set -euo pipefail
 VENV=${VENV:-.venv}
 MODEL=${PAINTAPP_VLM_MODEL:-Qwen/Qwen3-VL-30B-A3B-Instruct}
@@ -28,6 +30,10 @@ args=(
   --limit-mm-per-prompt '{"image": 2, "video": 0}'   # one painting and one reference per call
   --gpu-memory-utilization "${VLM_GPU_MEMORY:-0.90}"
 )
+if [[ -n "${VLM_EXTRA_ARGS:-}" ]]; then
+  read -r -a extra <<<"$VLM_EXTRA_ARGS"
+  args+=("${extra[@]}")
+fi
 if [[ -n "${PAINTAPP_VLM_API_KEY:-}" ]]; then
   args+=(--api-key "$PAINTAPP_VLM_API_KEY")
 fi
