@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paintapp.env import seedgen
 from paintapp.env.prompts import SUBJECTS
 
 __all__ = [
@@ -104,6 +105,9 @@ class TinyModelSpec:
     max_position_embeddings: int = 8192
     rope_theta: float = 10_000.0
     sft_sketches: int = 200
+    # The seed generator's seed for the warm-start sketches: not the reference pool's, so
+    # the demo never judges the model against sketches it was trained on (seedgen.POOL_SEED).
+    sft_generator_seed: int = seedgen.WARM_START_SEED
     # Seed subjects (slugs) to warm-start on; empty = all 25 in turn. Hibiscus only by
     # default: the reference pool and the default run subject are hibiscus, and at this
     # size a model trained on all 13 flower families mixes them (defines `daisy`, calls
@@ -148,15 +152,13 @@ QUICK_SPEC = TinyModelSpec(
 # Data
 
 
-def sft_examples(count: int, *, seed: int = 0, subjects: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def sft_examples(count: int, *, seed: int = seedgen.WARM_START_SEED, subjects: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Conversational prompt/completion rows for TRL from the seed generator's good
     sketches: prompt = [system, user], completion = [assistant: the fenced sketch].
 
     `subjects` (slugs) keeps only those subjects: the first `count` good sketches of
     them in the seed pool's order (which is `seedgen.sft_pairs` filtered).
     """
-    from paintapp.env import seedgen
-
     if not subjects:
         pairs = seedgen.sft_pairs(count, seed=seed)
     else:
@@ -360,7 +362,7 @@ def sft_warm_start(
     with _torch_threads(spec.torch_threads):
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype="float32")
-        examples = examples if examples is not None else sft_examples(spec.sft_sketches, seed=spec.seed, subjects=spec.sft_subjects)
+        examples = examples if examples is not None else sft_examples(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects)
         lengths = _token_figures(tokenizer, examples)
         kept = [ex for ex, (p, c) in zip(examples, lengths) if p + c <= spec.sft_max_length]
         kept_lengths = [pc for pc in lengths if sum(pc) <= spec.sft_max_length]
@@ -444,7 +446,7 @@ def build_tiny_model(
     started = time.perf_counter()
     with _torch_threads(spec.torch_threads):
         report("data", 0, 1, {})
-        examples = sft_examples(spec.sft_sketches, seed=spec.seed, subjects=spec.sft_subjects)
+        examples = sft_examples(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects)
         report("tokenizer", 0, 1, {})
         tokenizer = build_tokenizer(tokenizer_corpus(examples), vocab_size=spec.vocab_size,
                                     max_length=spec.max_position_embeddings)
