@@ -49,7 +49,7 @@ def true_w() -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def fitted(true_w) -> TasteModel:
-    return fit_taste_model(synthetic_pool(240, 1, true_w), seed=0)
+    return fit_taste_model(synthetic_pool(240, 1, true_w), held_out=synthetic_pool(60, 16, true_w), seed=0)
 
 
 def test_the_fit_recovers_a_known_preference(fitted, true_w):
@@ -151,7 +151,7 @@ def test_evaluation_reports_no_accuracy_for_a_missing_kind(fitted, true_w):
 
 
 def overconfident_pool(n: int, seed: int, true_w: np.ndarray):
-    """Grades with much noise and few paintings: an almost unpenalised fit is far too sure."""
+    """Grades with much noise: an almost unpenalised fit on few of them is far too sure."""
     return synthetic_pool(n, seed, true_w, noise=2.0)
 
 
@@ -174,33 +174,36 @@ def test_fit_temperature_never_sharpens():
     assert fit_temperature(np.zeros(3)) == 1.0 and fit_temperature(np.zeros(0)) == 1.0
 
 
-def test_an_overconfident_fit_gets_a_temperature_above_one_that_lowers_its_held_out_log_loss(true_w):
-    model = fit_taste_model(overconfident_pool(60, 11, true_w), l2=1e-4)
-    assert model.temperature > 1.5
-    assert model.calibration["log_loss_after"] < model.calibration["log_loss_before"]
-    assert model.calibration["folds"] == 5 and model.calibration["pairs"] > 100
-    report = evaluate_taste_model(model, overconfident_pool(150, 12, true_w))
+def test_an_overconfident_fit_gets_a_temperature_that_lowers_the_log_loss_of_pairs_it_never_saw(true_w):
+    model = fit_taste_model(overconfident_pool(60, 11, true_w), held_out=overconfident_pool(60, 12, true_w), l2=1e-4)
+    calibration = model.calibration
+    assert model.temperature > 1.5 and calibration["method"] == "temperature"
+    assert calibration["log_loss_after"] < calibration["log_loss_before"] and calibration["pairs"] == 3 * 20 * 20
+    assert calibration["out_of_fold"]["folds"] == 5 and calibration["out_of_fold"]["pairs"] > 100
+    unseen = overconfident_pool(150, 13, true_w)
+    report = evaluate_taste_model(model, unseen)
     for kind in ("love_vs_okay", "okay_vs_reject", "love_vs_reject", "all"):
         assert report[kind]["log_loss"] < report[kind]["log_loss_uncalibrated"], (kind, report[kind])
-    raw = evaluate_taste_model(dataclasses.replace(model, temperature=1.0), overconfident_pool(150, 12, true_w))
+    raw = evaluate_taste_model(dataclasses.replace(model, temperature=1.0), unseen)
     assert raw["all"]["accuracy"] == report["all"]["accuracy"]  # a temperature never reorders pairs
     assert raw["all"]["log_loss"] == pytest.approx(report["all"]["log_loss_uncalibrated"])
 
 
-def test_too_few_out_of_fold_pairs_leave_the_temperature_at_one(true_w):
-    pool = synthetic_pool(9, 13, true_w)
-    model = fit_taste_model(pool)
-    assert model.temperature == 1.0
-    assert "fewer than 10 out-of-fold pairs" in model.calibration["skipped"]
-    assert fit_taste_model(synthetic_pool(60, 13, true_w), calibration_folds=0).calibration == {}
+def test_without_enough_held_out_pairs_the_temperature_stays_one(true_w):
+    pool = synthetic_pool(60, 13, true_w)
+    assert fit_taste_model(pool).calibration == {} and fit_taste_model(pool).temperature == 1.0
+    few = fit_taste_model(pool, held_out=synthetic_pool(4, 14, true_w))
+    assert few.temperature == 1.0 and few.calibration["skipped"] == "fewer than 10 held-out pairs"
+    assert "out_of_fold" not in fit_taste_model(pool, held_out=pool, calibration_folds=0).calibration
     with pytest.raises(ValueError, match="calibration_folds"):
-        fit_taste_model(pool, calibration_folds=1)
+        fit_taste_model(pool, held_out=pool, calibration_folds=1)
 
 
 def test_calibration_changes_no_weight_and_no_order(true_w):
     pool = overconfident_pool(60, 14, true_w)
-    calibrated, plain = fit_taste_model(pool, l2=1e-4), fit_taste_model(pool, l2=1e-4, calibration_folds=0)
-    assert calibrated.weights == plain.weights
+    calibrated = fit_taste_model(pool, held_out=overconfident_pool(40, 15, true_w), l2=1e-4)
+    plain = fit_taste_model(pool, l2=1e-4)
+    assert calibrated.temperature > 1.0 and calibrated.weights == plain.weights
     features = [f for f, _ in synthetic_pool(20, 15, true_w)]
     assert np.argsort([calibrated.utility(f) for f in features]).tolist() == \
         np.argsort([plain.utility(f) for f in features]).tolist()

@@ -14,13 +14,14 @@ ones) do not drown the love/okay distinction that matters most. Fitting is Newto
 method (IRLS) with an L2 penalty: a few iterations, deterministic, plain numpy.
 
 Calibration: nearly separable grades give large weights, so sigmoid(u(a) − u(b)) sits at
-0 or 1 for most pairs and a GRPO group's rewards cannot be told apart. The utilities are
-divided by a temperature T fitted on held-out pairs: the train split is cut into folds
-(by painting, every tier in each), a model fitted without a fold scores the pairs within
-it, and T >= 1 minimises the log-loss of those out-of-fold pairs (kinds weighted as in the
-fit; T only flattens, see _SCALE_BOUNDS).
-The eval split stays untouched, so its log-loss before and after (`evaluate_taste_model`)
-is a fair test of T.
+0 or 1 for most pairs and a GRPO group's rewards cannot be told apart. Given held-out
+graded paintings (a pool's eval split), the utilities are divided by the temperature
+T >= 1 that minimises the log-loss of the held-out pairs (kinds weighted as in the fit; T
+only flattens, see _SCALE_BOUNDS). That log-loss before/after is in-sample for this one
+number, so the record also holds a check T never saw: the train split cut into folds (by
+painting, every tier in each), each fold's pairs scored by a model fitted without it.
+On the demo pool a few confidently misordered eval paintings set T; the train pairs out
+of fold are easier, and their log-loss says what the flattening costs there.
 
 `TasteModel` round-trips through a JSON dict (the Django side stores one per pool version).
 `TasteJudge.compare` caches utilities per image bytes (a GRPO group shares its 4
@@ -35,7 +36,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ PAIR_KINDS: tuple[tuple[str, str], ...] = (("love", "okay"), ("okay", "reject"),
 FeatureDict = Mapping[str, float]
 
 CALIBRATION_FOLDS = 5
-# Fewer out-of-fold pairs than this leave the temperature at 1: one pair would set it.
+# Fewer held-out pairs than this leave the temperature at 1: one pair would set it.
 MIN_CALIBRATION_PAIRS = 10
 # 1/T is searched within these bounds: flattening at most 1000x, never sharpening. Held-out
 # pairs that the fit orders perfectly (few, or easy grades) would drive T towards 0, which
@@ -76,8 +77,9 @@ class TasteModel:
     pair_counts: dict[str, int] = field(default_factory=dict)  # trained pairs per kind, e.g. "love>okay"
     item_counts: dict[str, int] = field(default_factory=dict)  # trained paintings per tier
     temperature: float = 1.0  # utilities are divided by it, >= 1 when fitted (see Calibration above)
-    # How T was found: {"method", "folds", "pairs", "log_loss_before", "log_loss_after"} on
-    # the out-of-fold pairs, or {"folds", "pairs", "skipped": why} when it stayed 1.
+    # How T was found: {"method", "pairs", "log_loss_before", "log_loss_after"} on the held-out
+    # pairs, with "out_of_fold": the same figures on train pairs out of fold (see Calibration);
+    # {"pairs", "skipped": why} when it stayed 1; {} when fitted with no held-out items.
     calibration: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -242,9 +244,10 @@ def _folds_by_tier(tiers: Sequence[str], folds: int, rng: np.random.Generator) -
     return fold
 
 
-def _calibrate(X: np.ndarray, tiers: Sequence[str], *, folds: int, seed: int, l2: float, max_pairs: int,
-               iterations: int) -> tuple[float, dict[str, Any]]:
-    """(temperature, calibration record) from out-of-fold pairs of the train items."""
+def _out_of_fold_margins(X: np.ndarray, tiers: Sequence[str], *, folds: int, seed: int, l2: float,
+                         max_pairs: int, iterations: int) -> tuple[np.ndarray, np.ndarray]:
+    """(margins, kind-balanced weights) of the pairs within each fold of the train items,
+    each scored by a model fitted on the other folds."""
     rng = np.random.default_rng(seed + 1)
     fold_of = _folds_by_tier(tiers, folds, rng)
     margins, kinds_of = [], []
@@ -262,23 +265,53 @@ def _calibrate(X: np.ndarray, tiers: Sequence[str], *, folds: int, seed: int, l2
         for kind, (kwin, klose) in _pairs_by_kind([tiers[i] for i in inside]).items():
             margins.append(u[kwin] - u[klose])
             kinds_of.extend([kind] * len(kwin))
-    m = np.concatenate(margins) if margins else np.zeros(0)
-    if len(m) < MIN_CALIBRATION_PAIRS:
-        return 1.0, {"folds": folds, "pairs": int(len(m)),
-                     "skipped": f"fewer than {MIN_CALIBRATION_PAIRS} out-of-fold pairs"}
+    return (np.concatenate(margins) if margins else np.zeros(0)), _balanced_weights(kinds_of)
+
+
+def _balanced_weights(kinds_of: Sequence[str]) -> np.ndarray:
     per_kind = {kind: kinds_of.count(kind) for kind in set(kinds_of)}
-    c = np.array([1.0 / (per_kind[kind] * len(per_kind)) for kind in kinds_of])
-    temperature = fit_temperature(m, c)
-    return temperature, {
-        "method": "temperature", "folds": folds, "pairs": int(len(m)),
-        "log_loss_before": round(_weighted_log_loss(m, c), 4),
-        "log_loss_after": round(_weighted_log_loss(m / temperature, c), 4),
+    return np.array([1.0 / (per_kind[kind] * len(per_kind)) for kind in kinds_of])
+
+
+def _held_out_margins(model: TasteModel, held_out: Sequence[tuple[FeatureDict, str]]) -> tuple[np.ndarray, np.ndarray]:
+    u = np.array([model.utility(f) for f, _ in held_out], dtype=np.float64)
+    margins, kinds_of = [], []
+    for kind, (win, lose) in _pairs_by_kind([t for _, t in held_out]).items():
+        margins.append(u[win] - u[lose])
+        kinds_of.extend([kind] * len(win))
+    return (np.concatenate(margins) if margins else np.zeros(0)), _balanced_weights(kinds_of)
+
+
+def _calibrated(model: TasteModel, held_out: Sequence[tuple[FeatureDict, str]], *, X: np.ndarray,
+                tiers: Sequence[str], folds: int, seed: int, l2: float, max_pairs: int,
+                iterations: int) -> TasteModel:
+    """The model with its temperature and calibration record (see Calibration above)."""
+    margins, weights = _held_out_margins(model, held_out)
+    if len(margins) < MIN_CALIBRATION_PAIRS:
+        return replace(model, calibration={
+            "pairs": int(len(margins)), "skipped": f"fewer than {MIN_CALIBRATION_PAIRS} held-out pairs"})
+    temperature = fit_temperature(margins, weights)
+    calibration: dict[str, Any] = {
+        "method": "temperature", "pairs": int(len(margins)),
+        "log_loss_before": round(_weighted_log_loss(margins, weights), 4),
+        "log_loss_after": round(_weighted_log_loss(margins / temperature, weights), 4),
     }
+    if folds:
+        oof, oof_weights = _out_of_fold_margins(X, tiers, folds=folds, seed=seed, l2=l2, max_pairs=max_pairs,
+                                                iterations=iterations)
+        if len(oof):
+            calibration["out_of_fold"] = {
+                "folds": folds, "pairs": int(len(oof)),
+                "log_loss_before": round(_weighted_log_loss(oof, oof_weights), 4),
+                "log_loss_after": round(_weighted_log_loss(oof / temperature, oof_weights), 4),
+            }
+    return replace(model, temperature=float(temperature), calibration=calibration)
 
 
 def fit_taste_model(
     train: Sequence[tuple[FeatureDict, str]],
     *,
+    held_out: Sequence[tuple[FeatureDict, str]] = (),
     seed: int = 0,
     l2: float = 0.01,
     feature_names: Sequence[str] = FEATURE_NAMES,
@@ -286,8 +319,9 @@ def fit_taste_model(
     iterations: int = 50,
     calibration_folds: int = CALIBRATION_FOLDS,
 ) -> TasteModel:
-    """Fit the Bradley–Terry weights on ordered pairs of the graded `train` items, then its
-    temperature on out-of-fold pairs (`calibration_folds` folds; 0 keeps T = 1).
+    """Fit the Bradley–Terry weights on ordered pairs of the graded `train` items, then, when
+    `held_out` graded items are given, the temperature on their pairs, checked on
+    `calibration_folds` folds of the train items (0: no check).
 
     Loss = Σ_kinds (1/K) · mean over that kind's pairs of log(1 + exp(−w·(x_win − x_lose)))
            + (l2 / 2) · |w|²  on standardised features.
@@ -296,7 +330,7 @@ def fit_taste_model(
     if not l2 > 0:
         raise ValueError("l2 must be positive (it also keeps the Newton system solvable)")
     if calibration_folds == 1 or calibration_folds < 0:
-        raise ValueError("calibration_folds must be 0 (no calibration) or at least 2")
+        raise ValueError("calibration_folds must be 0 (no out-of-fold check) or at least 2")
     names = list(feature_names)
     tiers = [t for _, t in train]
     unknown = sorted(set(tiers) - set(TIERS))
@@ -310,11 +344,7 @@ def fit_taste_model(
     if not counts:
         raise ValueError("need graded paintings in at least two different tiers to learn a preference")
     w = _fit_weights(Z[win] - Z[lose], c, l2, iterations)
-    temperature, calibration = 1.0, {}
-    if calibration_folds:
-        temperature, calibration = _calibrate(X, tiers, folds=calibration_folds, seed=seed, l2=l2,
-                                              max_pairs=max_pairs, iterations=iterations)
-    return TasteModel(
+    model = TasteModel(
         feature_names=names,
         mean=mean.tolist(),
         std=std.tolist(),
@@ -322,9 +352,11 @@ def fit_taste_model(
         l2=float(l2),
         pair_counts=counts,
         item_counts={t: tiers.count(t) for t in TIERS},
-        temperature=float(temperature),
-        calibration=calibration,
     )
+    if not held_out:
+        return model
+    return _calibrated(model, held_out, X=X, tiers=tiers, folds=calibration_folds, seed=seed, l2=l2,
+                       max_pairs=max_pairs, iterations=iterations)
 
 
 def evaluate_taste_model(model: TasteModel, eval_items: Sequence[tuple[FeatureDict, str]]) -> dict[str, Any]:
