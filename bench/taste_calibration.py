@@ -10,11 +10,15 @@ how often P(candidate beats a love reference) lies within [0.02, 0.98] at temper
 calibrated — for the references that are no train member of the pool (its eval members and
 the other seed references, rejects included) and, with --run, for each run's rollouts.
 --retrain trains the pool's taste model again first, as a score worker does at freeze time.
+--save-features FILE writes every seed reference's image features, demo grade and split in
+the pool (what tests/env/data/demo_pool_features.json holds, from the pool `make demo`
+renders at 512 px).
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import sys
 from pathlib import Path
@@ -29,9 +33,10 @@ django.setup()
 
 from django.core.files.storage import default_storage  # noqa: E402
 
-from curation.models import Reference, TasteModel  # noqa: E402
+from curation.models import Grade, Reference, TasteModel  # noqa: E402
 from curation.selectors import pool_get  # noqa: E402
 from curation.taste import taste_model_for, taste_model_train  # noqa: E402
+from paintapp.env.features import image_features  # noqa: E402
 from paintapp.env.judges.taste import TasteJudge  # noqa: E402
 from paintapp.env.judges.taste import TasteModel as FittedTasteModel  # noqa: E402
 from training.models import Rollout  # noqa: E402
@@ -59,14 +64,34 @@ def _print_band(label: str, calibrated: TasteJudge, raw: TasteJudge, candidates:
           f"P within [{BAND[0]}, {BAND[1]}]: {before:.1%} at temperature 1 -> {after:.1%} calibrated")
 
 
+def _save_features(pool, path: Path) -> None:
+    split_of = dict(pool.members.values_list("reference_id", "split"))
+    tier_of = dict(Grade.objects.filter(curator=pool.curator).values_list("reference_id", "tier"))
+    rows = [
+        {"name": r.original_name, "tier": tier_of.get(r.id), "split": split_of.get(r.id),
+         # 7 significant digits: the features are float32 sums, so this keeps all they hold
+         "features": {k: float(f"{v:.7g}") for k, v in image_features(_read(r.image)).items()}}
+        for r in Reference.objects.order_by("id")
+    ]
+    data = {"pool": pool.label, "curator": pool.curator.get_username(), "made_by": "bench/taste_calibration.py --save-features",
+            "paintings": rows}
+    lines = ",\n".join(json.dumps(row) for row in rows)  # one painting a line
+    head = json.dumps({k: v for k, v in data.items() if k != "paintings"})[:-1]
+    path.write_text(f'{head}, "paintings": [\n{lines}\n]}}\n', encoding="utf-8")
+    print(f"wrote {len(rows)} references' features to {path}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pool", default="demo", help="NAME or NAME:VERSION")
     parser.add_argument("--run", type=int, action="append", default=[], help="a run id whose rollouts to judge")
     parser.add_argument("--retrain", action="store_true", help="train the pool's taste model again first")
+    parser.add_argument("--save-features", type=Path, help="write the references' features, grades and splits here")
     args = parser.parse_args(argv)
 
     pool = pool_get(args.pool)
+    if args.save_features:
+        _save_features(pool, args.save_features)
     record: TasteModel = taste_model_train(pool=pool) if args.retrain else taste_model_for(pool)
     model = FittedTasteModel.from_dict(record.params)
     calibration = model.calibration

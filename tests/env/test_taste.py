@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -207,6 +208,36 @@ def test_calibration_changes_no_weight_and_no_order(true_w):
     features = [f for f, _ in synthetic_pool(20, 15, true_w)]
     assert np.argsort([calibrated.utility(f) for f in features]).tolist() == \
         np.argsort([plain.utility(f) for f in features]).tolist()
+
+
+# The demo pool `make demo` builds, as rendered at 512 px: each seed reference's image
+# features, demo grade and split in demo:v1 (bench/taste_calibration.py --save-features).
+DEMO_POOL = Path(__file__).parent / "data" / "demo_pool_features.json"
+BAND = (0.02, 0.98)
+
+
+def _share_in_band(model: TasteModel, candidates, references) -> float:
+    p = [model.prob(c, r) for c in candidates for r in references]
+    return sum(BAND[0] <= x <= BAND[1] for x in p) / len(p)
+
+
+def test_on_the_demo_pools_grades_calibration_takes_the_judge_off_0_and_1():
+    paintings = json.loads(DEMO_POOL.read_text(encoding="utf-8"))["paintings"]
+    train = [(p["features"], p["tier"]) for p in paintings if p["split"] == "train"]
+    held_out = [(p["features"], p["tier"]) for p in paintings if p["split"] == "eval"]
+    assert (len(train), len(held_out)) == (112, 28)
+    model = fit_taste_model(train, held_out=held_out)
+    uncalibrated = dataclasses.replace(model, temperature=1.0)
+    assert model.temperature > 2.0
+
+    love_vs_okay = evaluate_taste_model(model, held_out)["love_vs_okay"]
+    assert love_vs_okay["pairs"] == 13 * 15
+    assert love_vs_okay["log_loss"] < love_vs_okay["log_loss_uncalibrated"]
+
+    loves = [f for f, tier in train if tier == "love"]
+    others = [p["features"] for p in paintings if p["split"] != "train"]  # eval members and rejects
+    before, after = _share_in_band(uncalibrated, others, loves), _share_in_band(model, others, loves)
+    assert before < 0.3 and after > 0.6, (before, after)
 
 
 # ---------------------------------------------------------------------------------------
