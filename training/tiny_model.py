@@ -17,7 +17,7 @@ numbers, hex colours and `//` comments are pieces of their own, so a sampled num
 drags a bracket or a quote with it. Lines end with their newline (merged with the text
 before it), so a prompt rendered with the generation prompt is always a token prefix of
 the same prompt followed by its reply. Measured on the default corpus: system + user
-prompt ~223 tokens, a hibiscus sketch ~560 tokens (~11 characters a token).
+prompt ~245 tokens, a hibiscus sketch ~564 tokens (~11 characters a token).
 
 Why hibiscus only by default: see `TinyModelSpec.sft_subjects`.
 """
