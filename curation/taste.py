@@ -19,13 +19,14 @@ def _features_of(members) -> list[tuple[dict, str]]:
 
 
 def taste_model_train(*, pool: Pool, seed: int = 0) -> TasteModel:
-    """Fit the pairwise preference model on the train split; measure it on the eval split."""
+    """Fit the pairwise preference model on the train split, its temperature on the eval
+    split's pairs (see paintapp.env.judges.taste); measure it on the eval split."""
     from paintapp.env.judges.taste import evaluate_taste_model, fit_taste_model
 
     members = pool.members.select_related("reference")
     train = _features_of(members.filter(split="train"))
     held_out = _features_of(members.filter(split="eval"))
-    model = fit_taste_model(train, seed=seed)
+    model = fit_taste_model(train, held_out=held_out, seed=seed)
     accuracy = evaluate_taste_model(model, held_out) if held_out else {}
     params = model.to_dict()
     with transaction.atomic():

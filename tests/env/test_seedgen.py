@@ -15,8 +15,11 @@ from paintapp.env.extraction import extract_sketch
 from paintapp.env.gate import gate_source
 from paintapp.env.prompts import SUBJECTS, SYSTEM_PROMPT, user_message
 from paintapp.env.seedgen import (
+    POOL_SEED,
     SEED_SUBJECTS,
+    SEEDS_PER_POOL,
     STYLES,
+    WARM_START_SEED,
     WEAK_STYLES,
     SeedSketch,
     generate,
@@ -185,6 +188,16 @@ def test_a_pool_with_no_weak_share_is_all_good_and_pools_with_other_seeds_differ
     assert not a & b
     with pytest.raises(ValueError):
         generate_pool(5, weak_share=1.5)
+
+
+def test_pools_of_different_generator_seeds_never_share_an_item_seed():
+    assert POOL_SEED != WARM_START_SEED
+    pool_seeds = {sk.seed for sk in generate_pool(50, seed=POOL_SEED)}
+    warm_seeds = {sk.seed for sk in generate_pool(50, seed=WARM_START_SEED)}
+    assert max(pool_seeds) < SEEDS_PER_POOL <= min(warm_seeds)
+    with pytest.raises(ValueError, match="count must be within"):
+        generate_pool(SEEDS_PER_POOL + 1)
+    assert generate_pool(10) == generate_pool(10, seed=POOL_SEED)  # the reference pool's seed is the default
 
 
 def test_messages_are_an_sft_example_whose_code_the_extractor_recovers_exactly():

@@ -3,9 +3,11 @@ paintings. Fit and evaluation on synthetic feature data with a known preference;
 judge on synthetic images (no browser)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +15,13 @@ import pytest
 from paintapp.env import features as features_module
 from paintapp.env.features import FEATURE_NAMES, image_features
 from paintapp.env.judges import judge_against_references, load_judge
-from paintapp.env.judges.taste import TasteJudge, TasteModel, evaluate_taste_model, fit_taste_model
+from paintapp.env.judges.taste import (
+    TasteJudge,
+    TasteModel,
+    evaluate_taste_model,
+    fit_taste_model,
+    fit_temperature,
+)
 from tests.env.test_features import hard_painting, muddy_painting, near_empty_painting, soft_painting
 
 
@@ -43,7 +51,7 @@ def true_w() -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def fitted(true_w) -> TasteModel:
-    return fit_taste_model(synthetic_pool(240, 1, true_w), seed=0)
+    return fit_taste_model(synthetic_pool(240, 1, true_w), held_out=synthetic_pool(60, 16, true_w), seed=0)
 
 
 def test_the_fit_recovers_a_known_preference(fitted, true_w):
@@ -72,7 +80,8 @@ def test_the_stored_dict_names_its_kind_and_total_pairs(fitted):
     d = fitted.to_dict()
     assert d["kind"] == "bradley-terry-features"
     assert d["trained_pairs"] == 3 * 80 * 80 == fitted.trained_pairs
-    assert d["version"] == 1 and d["l2"] == pytest.approx(0.01)
+    assert d["version"] == 2 and d["l2"] == pytest.approx(0.01)
+    assert d["temperature"] == fitted.temperature and d["calibration"]["method"] == "temperature"
 
 
 def test_a_model_round_trips_through_json(fitted, true_w):
@@ -83,6 +92,15 @@ def test_a_model_round_trips_through_json(fitted, true_w):
     assert TasteModel.from_dict(json.loads(fitted.to_json())).weights == fitted.weights
 
 
+def test_a_model_stored_before_calibration_reads_as_temperature_one(fitted, true_w):
+    data = {k: v for k, v in fitted.to_dict().items() if k not in ("temperature", "calibration")} | {"version": 1}
+    old = TasteModel.from_dict(data)
+    assert old.temperature == 1.0 and old.calibration == {}
+    a, b = (f for f, _ in synthetic_pool(2, 5, true_w))
+    margin = float((old.standardise(a) - old.standardise(b)) @ np.array(old.weights))
+    assert old.prob(a, b) == pytest.approx(1 / (1 + math.exp(-margin)))
+
+
 def test_a_model_from_a_newer_version_is_refused(fitted):
     data = fitted.to_dict() | {"version": 99}
     with pytest.raises(ValueError, match="newer"):
@@ -91,7 +109,7 @@ def test_a_model_from_a_newer_version_is_refused(fitted):
 
 def test_stronger_regularisation_shrinks_the_weights(true_w):
     pool = synthetic_pool(150, 3, true_w)
-    loose, tight = fit_taste_model(pool, l2=0.01), fit_taste_model(pool, l2=10.0)
+    loose, tight = fit_taste_model(pool, l2=0.01, calibration_folds=0), fit_taste_model(pool, l2=10.0, calibration_folds=0)
     assert np.linalg.norm(tight.weights) < 0.5 * np.linalg.norm(loose.weights)
 
 
@@ -100,7 +118,7 @@ def test_the_fit_caps_the_pairs_and_keeps_every_kind(true_w):
     assert set(model.pair_counts) == {"love>okay", "okay>reject", "love>reject"}
     assert sum(model.pair_counts.values()) == pytest.approx(900, abs=3)
     again = fit_taste_model(synthetic_pool(120, 4, true_w), max_pairs=900, seed=7)
-    assert again.weights == model.weights  # deterministic for a seed
+    assert again == model  # deterministic for a seed, temperature included
 
 
 def test_the_fit_refuses_a_zero_penalty(true_w):
@@ -126,8 +144,101 @@ def test_the_fit_needs_two_tiers_and_known_tier_names(true_w):
 def test_evaluation_reports_no_accuracy_for_a_missing_kind(fitted, true_w):
     only_two = [(f, t) for f, t in synthetic_pool(30, 8, true_w) if t != "okay"]
     report = evaluate_taste_model(fitted, only_two)
-    assert report["love_vs_okay"] == {"accuracy": None, "pairs": 0}
+    assert report["love_vs_okay"] == {"accuracy": None, "log_loss": None, "log_loss_uncalibrated": None, "pairs": 0}
     assert report["love_vs_reject"]["pairs"] == 100
+
+
+# ---------------------------------------------------------------------------------------
+# Calibration
+
+
+def overconfident_pool(n: int, seed: int, true_w: np.ndarray):
+    """Grades with much noise: an almost unpenalised fit on few of them is far too sure."""
+    return synthetic_pool(n, seed, true_w, noise=2.0)
+
+
+def test_fit_temperature_recovers_the_scale_of_overconfident_margins():
+    rng = np.random.default_rng(0)
+    logits = rng.normal(scale=2.0, size=4000)
+    first_wins = rng.random(4000) < 1 / (1 + np.exp(-logits))
+    margins = np.where(first_wins, logits, -logits)  # winner minus loser, on the true scale
+    assert fit_temperature(margins) == pytest.approx(1.0, abs=0.1)
+    assert fit_temperature(5.0 * margins) == pytest.approx(5.0, rel=0.1)
+    assert fit_temperature(20.0 * margins) == pytest.approx(20.0, rel=0.1)
+
+
+def test_fit_temperature_never_sharpens():
+    rng = np.random.default_rng(1)
+    logits = rng.normal(scale=2.0, size=4000)
+    margins = np.where(rng.random(4000) < 1 / (1 + np.exp(-logits)), logits, -logits)
+    assert fit_temperature(0.5 * margins) == 1.0  # underconfident: left as the L2 penalty set it
+    assert fit_temperature(np.array([1.0, 2.0, 3.0])) == 1.0  # perfectly ordered pairs
+    assert fit_temperature(np.zeros(3)) == 1.0 and fit_temperature(np.zeros(0)) == 1.0
+
+
+def test_an_overconfident_fit_gets_a_temperature_that_lowers_the_log_loss_of_pairs_it_never_saw(true_w):
+    model = fit_taste_model(overconfident_pool(60, 11, true_w), held_out=overconfident_pool(60, 12, true_w), l2=1e-4)
+    calibration = model.calibration
+    assert model.temperature > 1.5 and calibration["method"] == "temperature"
+    assert calibration["log_loss_after"] < calibration["log_loss_before"] and calibration["pairs"] == 3 * 20 * 20
+    assert calibration["out_of_fold"]["folds"] == 5 and calibration["out_of_fold"]["pairs"] > 100
+    unseen = overconfident_pool(150, 13, true_w)
+    report = evaluate_taste_model(model, unseen)
+    for kind in ("love_vs_okay", "okay_vs_reject", "love_vs_reject", "all"):
+        assert report[kind]["log_loss"] < report[kind]["log_loss_uncalibrated"], (kind, report[kind])
+    raw = evaluate_taste_model(dataclasses.replace(model, temperature=1.0), unseen)
+    assert raw["all"]["accuracy"] == report["all"]["accuracy"]  # a temperature never reorders pairs
+    assert raw["all"]["log_loss"] == pytest.approx(report["all"]["log_loss_uncalibrated"])
+
+
+def test_without_enough_held_out_pairs_the_temperature_stays_one(true_w):
+    pool = synthetic_pool(60, 13, true_w)
+    assert fit_taste_model(pool).calibration == {} and fit_taste_model(pool).temperature == 1.0
+    few = fit_taste_model(pool, held_out=synthetic_pool(4, 14, true_w))
+    assert few.temperature == 1.0 and few.calibration["skipped"] == "fewer than 10 held-out pairs"
+    assert "out_of_fold" not in fit_taste_model(pool, held_out=pool, calibration_folds=0).calibration
+    with pytest.raises(ValueError, match="calibration_folds"):
+        fit_taste_model(pool, held_out=pool, calibration_folds=1)
+
+
+def test_calibration_changes_no_weight_and_no_order(true_w):
+    pool = overconfident_pool(60, 14, true_w)
+    calibrated = fit_taste_model(pool, held_out=overconfident_pool(40, 15, true_w), l2=1e-4)
+    plain = fit_taste_model(pool, l2=1e-4)
+    assert calibrated.temperature > 1.0 and calibrated.weights == plain.weights
+    features = [f for f, _ in synthetic_pool(20, 15, true_w)]
+    assert np.argsort([calibrated.utility(f) for f in features]).tolist() == \
+        np.argsort([plain.utility(f) for f in features]).tolist()
+
+
+# The demo pool `make demo` builds, as rendered at 512 px: each seed reference's image
+# features, demo grade and split in demo:v1 (bench/taste_calibration.py --save-features).
+DEMO_POOL = Path(__file__).parent / "data" / "demo_pool_features.json"
+BAND = (0.02, 0.98)
+
+
+def _share_in_band(model: TasteModel, candidates, references) -> float:
+    p = [model.prob(c, r) for c in candidates for r in references]
+    return sum(BAND[0] <= x <= BAND[1] for x in p) / len(p)
+
+
+def test_on_the_demo_pools_grades_calibration_takes_the_judge_off_0_and_1():
+    paintings = json.loads(DEMO_POOL.read_text(encoding="utf-8"))["paintings"]
+    train = [(p["features"], p["tier"]) for p in paintings if p["split"] == "train"]
+    held_out = [(p["features"], p["tier"]) for p in paintings if p["split"] == "eval"]
+    assert (len(train), len(held_out)) == (112, 28)
+    model = fit_taste_model(train, held_out=held_out)
+    uncalibrated = dataclasses.replace(model, temperature=1.0)
+    assert model.temperature > 2.0
+
+    love_vs_okay = evaluate_taste_model(model, held_out)["love_vs_okay"]
+    assert love_vs_okay["pairs"] == 13 * 15
+    assert love_vs_okay["log_loss"] < love_vs_okay["log_loss_uncalibrated"]
+
+    loves = [f for f, tier in train if tier == "love"]
+    others = [p["features"] for p in paintings if p["split"] != "train"]  # eval members and rejects
+    before, after = _share_in_band(uncalibrated, others, loves), _share_in_band(model, others, loves)
+    assert before < 0.3 and after > 0.6, (before, after)
 
 
 # ---------------------------------------------------------------------------------------

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from curation.management.commands.seed_pool import Command as SeedPool
+from paintapp.env import seedgen
+from paintapp.env.extraction import extract_sketch
 from paintapp.env.prompts import SUBJECTS, build_messages
+from system.management.commands.demo_setup import Command as DemoSetup
 from training.tiny_model import (
     EOS_TOKEN,
     PAD_TOKEN,
@@ -39,6 +44,29 @@ def test_sft_examples_keep_only_the_asked_subjects_in_the_seed_pools_order():
     assert len(rows) == 5
     assert set(users) == {"Paint a peach hibiscus in loose watercolour.", "Paint a red rose in loose watercolour."}
     assert all(row["completion"][0]["content"].startswith("```js\n") for row in rows)
+
+
+def _normalised(sketch: str) -> str:
+    """The sketch without its fence, comments and layout: what the painting depends on."""
+    code = extract_sketch(sketch) or sketch
+    return " ".join(re.sub(r"//[^\n]*", "", code).split())
+
+
+def test_the_default_warm_start_shares_no_sketch_with_the_demo_pool():
+    """The demo pool is what `make demo` seeds (demo_setup's count, seed_pool's generator
+    seed); a model warm-started on its sketches would be evaluated on paintings it learned."""
+    count = DemoSetup().create_parser("manage.py", "demo_setup").parse_args([]).count
+    pool_seed = SeedPool().create_parser("manage.py", "seed_pool").parse_args([]).seed
+    demo_pool = {_normalised(sk.code) for sk in seedgen.generate_pool(count, seed=pool_seed)}
+    spec = TinyModelSpec()
+    warm_start = {_normalised(ex["completion"][0]["content"])
+                  for ex in sft_examples(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects)}
+    assert len(demo_pool) == count and len(warm_start) == spec.sft_sketches
+    assert not demo_pool & warm_start
+    # the check can see a shared sketch: the demo pool's own seed would share its hibiscus ones
+    leaked = {_normalised(ex["completion"][0]["content"])
+              for ex in sft_examples(spec.sft_sketches, seed=pool_seed, subjects=spec.sft_subjects)}
+    assert demo_pool & leaked
 
 
 def test_the_tokenizer_round_trips_sketch_code_and_text_it_never_saw(tokenizer, examples):

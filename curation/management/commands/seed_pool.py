@@ -31,7 +31,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--count", type=int, default=200)
         parser.add_argument("--size", type=int, default=None, help="render size (default RENDER_SIZE)")
-        parser.add_argument("--seed", type=int, default=0, help="generator seed")
+        parser.add_argument("--seed", type=int, default=seedgen.POOL_SEED, help="generator seed")
         parser.add_argument("--weak-share", type=float, default=0.3, help="share of deliberately weak sketches")
         parser.add_argument("--demo-grades", action="store_true", help=f"grade them as '{DEMO_CURATOR}' by the documented rule")
         parser.add_argument("--in-process", action="store_true", help="render here instead of on the render workers")

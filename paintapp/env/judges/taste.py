@@ -13,6 +13,16 @@ Each pair kind carries the same total weight, so the many love/reject pairs (the
 ones) do not drown the love/okay distinction that matters most. Fitting is Newton's
 method (IRLS) with an L2 penalty: a few iterations, deterministic, plain numpy.
 
+Calibration: nearly separable grades give large weights, so sigmoid(u(a) − u(b)) sits at
+0 or 1 for most pairs and a GRPO group's rewards cannot be told apart. Given held-out
+graded paintings (a pool's eval split), the utilities are divided by the temperature
+T >= 1 that minimises the log-loss of the held-out pairs (kinds weighted as in the fit; T
+only flattens, see _SCALE_BOUNDS). That log-loss before/after is in-sample for this one
+number, so the record also holds a check T never saw: the train split cut into folds (by
+painting, every tier in each), each fold's pairs scored by a model fitted without it.
+On the demo pool a few confidently misordered eval paintings set T; the train pairs out
+of fold are easier, and their log-loss says what the flattening costs there.
+
 `TasteModel` round-trips through a JSON dict (the Django side stores one per pool version).
 `TasteJudge.compare` caches utilities per image bytes (a GRPO group shares its 4
 references, and each candidate meets them in both orders) on top of the shared feature
@@ -26,7 +36,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +44,22 @@ import numpy as np
 
 from paintapp.env.features import FEATURE_NAMES, cached_image_features, feature_vector
 
-__all__ = ["TIERS", "PAIR_KINDS", "TasteModel", "TasteJudge", "fit_taste_model", "evaluate_taste_model"]
+__all__ = ["TIERS", "PAIR_KINDS", "TasteModel", "TasteJudge", "fit_taste_model", "fit_temperature",
+           "evaluate_taste_model"]
 
-MODEL_VERSION = 1
+MODEL_VERSION = 2  # 2: temperature and calibration (a version 1 model reads as temperature 1)
 TIERS: tuple[str, ...] = ("love", "okay", "reject")  # best first
 PAIR_KINDS: tuple[tuple[str, str], ...] = (("love", "okay"), ("okay", "reject"), ("love", "reject"))
 
 FeatureDict = Mapping[str, float]
+
+CALIBRATION_FOLDS = 5
+# Fewer held-out pairs than this leave the temperature at 1: one pair would set it.
+MIN_CALIBRATION_PAIRS = 10
+# 1/T is searched within these bounds: flattening at most 1000x, never sharpening. Held-out
+# pairs that the fit orders perfectly (few, or easy grades) would drive T towards 0, which
+# is the saturation calibration is there to undo; the L2 penalty already set the sharpness.
+_SCALE_BOUNDS = (1e-3, 1.0)
 
 
 def _sigmoid(z: np.ndarray | float) -> np.ndarray | float:
@@ -57,11 +76,18 @@ class TasteModel:
     l2: float = 0.0
     pair_counts: dict[str, int] = field(default_factory=dict)  # trained pairs per kind, e.g. "love>okay"
     item_counts: dict[str, int] = field(default_factory=dict)  # trained paintings per tier
+    temperature: float = 1.0  # utilities are divided by it, >= 1 when fitted (see Calibration above)
+    # How T was found: {"method", "pairs", "log_loss_before", "log_loss_after"} on the held-out
+    # pairs, with "out_of_fold": the same figures on train pairs out of fold (see Calibration);
+    # {"pairs", "skipped": why} when it stayed 1; {} when fitted with no held-out items.
+    calibration: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         n = len(self.feature_names)
         if not (len(self.mean) == len(self.std) == len(self.weights) == n):
             raise ValueError("feature_names, mean, std and weights must have the same length")
+        if not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise ValueError("temperature must be a positive number")
         self._mean = np.asarray(self.mean, dtype=np.float64)
         self._std = np.asarray(self.std, dtype=np.float64)
         self._w = np.asarray(self.weights, dtype=np.float64)
@@ -70,8 +96,9 @@ class TasteModel:
         return (feature_vector(features, self.feature_names) - self._mean) / self._std
 
     def utility(self, features: FeatureDict) -> float:
-        """The painting's score on this curator's scale (only differences mean anything)."""
-        return float(self.standardise(features) @ self._w)
+        """The painting's score on this curator's calibrated scale (only differences mean
+        anything): weights · standardised features / temperature."""
+        return float(self.standardise(features) @ self._w) / self.temperature
 
     def prob(self, a: FeatureDict, b: FeatureDict) -> float:
         """P(a is preferred to b) = sigmoid(u(a) − u(b))."""
@@ -105,6 +132,8 @@ class TasteModel:
             l2=float(data.get("l2", 0.0)),
             pair_counts={str(k): int(v) for k, v in dict(data.get("pair_counts", {})).items()},
             item_counts={str(k): int(v) for k, v in dict(data.get("item_counts", {})).items()},
+            temperature=float(data.get("temperature", 1.0)),
+            calibration=dict(data.get("calibration", {})),
         )
 
 
@@ -120,56 +149,43 @@ def _pairs_by_kind(tiers: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarr
     return out
 
 
-def fit_taste_model(
-    train: Sequence[tuple[FeatureDict, str]],
-    *,
-    seed: int = 0,
-    l2: float = 0.01,
-    feature_names: Sequence[str] = FEATURE_NAMES,
-    max_pairs: int = 200_000,
-    iterations: int = 50,
-) -> TasteModel:
-    """Fit the Bradley–Terry weights on ordered pairs of the graded `train` items.
-
-    Loss = Σ_kinds (1/K) · mean over that kind's pairs of log(1 + exp(−w·(x_win − x_lose)))
-           + (l2 / 2) · |w|²  on standardised features.
-    `seed` picks the pairs when there are more than `max_pairs` (else it changes nothing).
-    """
-    if not l2 > 0:
-        raise ValueError("l2 must be positive (it also keeps the Newton system solvable)")
-    names = list(feature_names)
-    tiers = [t for _, t in train]
-    unknown = sorted(set(tiers) - set(TIERS))
-    if unknown:
-        raise ValueError(f"unknown tiers {unknown}; expected {TIERS}")
-    X = np.array([feature_vector(f, names) for f, _ in train], dtype=np.float64).reshape(len(train), len(names))
-    mean = X.mean(axis=0) if len(train) else np.zeros(len(names))
-    std = X.std(axis=0) if len(train) else np.ones(len(names))
-    std = np.where(std > 1e-9, std, 1.0)  # a constant feature gets weight ~0, not a division by 0
-    Z = (X - mean) / std
-
+def _kind_balanced_pairs(
+    tiers: Sequence[str], rng: np.random.Generator, max_pairs: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
+    """(winner indices, loser indices, pair weights, pairs per kind): every cross-tier pair,
+    sampled down to `max_pairs` in proportion when there are more; each kind weighs 1/K."""
     kinds = _pairs_by_kind(tiers)
-    if not kinds:
-        raise ValueError("need graded paintings in at least two different tiers to learn a preference")
-    rng = np.random.default_rng(seed)
     total = sum(len(w) for w, _ in kinds.values())
-    diffs, weights, counts = [], [], {}
+    wins, loses, weights, counts = [], [], [], {}
     for kind, (win, lose) in kinds.items():
         if total > max_pairs:  # keep every kind, each in proportion to its size
             keep = max(1, round(len(win) * max_pairs / total))
             pick = rng.choice(len(win), size=min(keep, len(win)), replace=False)
             win, lose = win[pick], lose[pick]
-        diffs.append(Z[win] - Z[lose])
+        wins.append(win)
+        loses.append(lose)
         weights.append(np.full(len(win), 1.0 / (len(win) * len(kinds))))
         counts[kind] = int(len(win))
-    D = np.concatenate(diffs)
-    c = np.concatenate(weights)
+    if not kinds:
+        empty = np.zeros(0, np.int64)
+        return empty, empty, np.zeros(0), counts
+    return np.concatenate(wins), np.concatenate(loses), np.concatenate(weights), counts
+
+
+def _standardisation(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mean = X.mean(axis=0) if len(X) else np.zeros(X.shape[1])
+    std = X.std(axis=0) if len(X) else np.ones(X.shape[1])
+    return mean, np.where(std > 1e-9, std, 1.0)  # a constant feature gets weight ~0, not a division by 0
+
+
+def _fit_weights(D: np.ndarray, c: np.ndarray, l2: float, iterations: int) -> np.ndarray:
+    """Newton's method on Σ c · log(1 + exp(−D·w)) + (l2 / 2) · |w|²."""
 
     def loss(v: np.ndarray) -> float:
         return float(c @ np.logaddexp(0.0, -(D @ v)) + 0.5 * l2 * (v @ v))
 
-    w = np.zeros(len(names))
-    eye = np.eye(len(names))
+    w = np.zeros(D.shape[1])
+    eye = np.eye(D.shape[1])
     current = loss(w)
     for _ in range(iterations):
         p = _sigmoid(D @ w)  # P(winner beats loser)
@@ -184,7 +200,151 @@ def fit_taste_model(
         current = loss(w)
         if float(np.abs(t * step).max()) < 1e-8:
             break
-    return TasteModel(
+    return w
+
+
+def _weighted_log_loss(margins: np.ndarray, weights: np.ndarray) -> float:
+    """Mean −log P(winner beats loser) = log(1 + exp(−margin)), weighted."""
+    return float(weights @ np.logaddexp(0.0, -margins) / weights.sum())
+
+
+def fit_temperature(margins: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """The T >= 1 that minimises the weighted log-loss of sigmoid(margin / T) over pairs whose
+    `margins` are winner minus loser utility. Convex in 1/T: Newton's method on it, kept
+    within _SCALE_BOUNDS."""
+    m = np.asarray(margins, dtype=np.float64)
+    c = np.ones(len(m)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if not len(m) or not np.any(m):
+        return 1.0
+    low, high = _SCALE_BOUNDS
+    scale = 1.0
+    for _ in range(100):
+        p = _sigmoid(scale * m)
+        grad = -float(c @ (m * (1.0 - p)))
+        hess = float(c @ (m * m * p * (1.0 - p)))
+        if hess <= 1e-12:  # saturated: step towards the side the gradient points to
+            new = high if grad < 0 else low
+        else:
+            new = scale - grad / hess
+        new = min(max(new, low), high)
+        if abs(new - scale) < 1e-9 * max(1.0, scale):
+            scale = new
+            break
+        scale = new
+    return 1.0 / scale
+
+
+def _folds_by_tier(tiers: Sequence[str], folds: int, rng: np.random.Generator) -> np.ndarray:
+    """A fold number per painting, each tier dealt out over the folds in a shuffled order."""
+    fold = np.zeros(len(tiers), dtype=np.int64)
+    for tier in TIERS:
+        idx = np.array([i for i, t in enumerate(tiers) if t == tier], dtype=np.int64)
+        rng.shuffle(idx)
+        fold[idx] = np.arange(len(idx)) % folds
+    return fold
+
+
+def _out_of_fold_margins(X: np.ndarray, tiers: Sequence[str], *, folds: int, seed: int, l2: float,
+                         max_pairs: int, iterations: int) -> tuple[np.ndarray, np.ndarray]:
+    """(margins, kind-balanced weights) of the pairs within each fold of the train items,
+    each scored by a model fitted on the other folds."""
+    rng = np.random.default_rng(seed + 1)
+    fold_of = _folds_by_tier(tiers, folds, rng)
+    margins, kinds_of = [], []
+    for k in range(folds):
+        inside = np.flatnonzero(fold_of == k)
+        outside = np.flatnonzero(fold_of != k)
+        tiers_out = [tiers[i] for i in outside]
+        if len(set(tiers_out)) < 2 or len(inside) < 2:
+            continue
+        mean, std = _standardisation(X[outside])
+        Z_out = (X[outside] - mean) / std
+        win, lose, c, _ = _kind_balanced_pairs(tiers_out, rng, max_pairs)
+        w = _fit_weights(Z_out[win] - Z_out[lose], c, l2, iterations)
+        u = ((X[inside] - mean) / std) @ w
+        for kind, (kwin, klose) in _pairs_by_kind([tiers[i] for i in inside]).items():
+            margins.append(u[kwin] - u[klose])
+            kinds_of.extend([kind] * len(kwin))
+    return (np.concatenate(margins) if margins else np.zeros(0)), _balanced_weights(kinds_of)
+
+
+def _balanced_weights(kinds_of: Sequence[str]) -> np.ndarray:
+    per_kind = {kind: kinds_of.count(kind) for kind in set(kinds_of)}
+    return np.array([1.0 / (per_kind[kind] * len(per_kind)) for kind in kinds_of])
+
+
+def _held_out_margins(model: TasteModel, held_out: Sequence[tuple[FeatureDict, str]]) -> tuple[np.ndarray, np.ndarray]:
+    u = np.array([model.utility(f) for f, _ in held_out], dtype=np.float64)
+    margins, kinds_of = [], []
+    for kind, (win, lose) in _pairs_by_kind([t for _, t in held_out]).items():
+        margins.append(u[win] - u[lose])
+        kinds_of.extend([kind] * len(win))
+    return (np.concatenate(margins) if margins else np.zeros(0)), _balanced_weights(kinds_of)
+
+
+def _calibrated(model: TasteModel, held_out: Sequence[tuple[FeatureDict, str]], *, X: np.ndarray,
+                tiers: Sequence[str], folds: int, seed: int, l2: float, max_pairs: int,
+                iterations: int) -> TasteModel:
+    """The model with its temperature and calibration record (see Calibration above)."""
+    margins, weights = _held_out_margins(model, held_out)
+    if len(margins) < MIN_CALIBRATION_PAIRS:
+        return replace(model, calibration={
+            "pairs": int(len(margins)), "skipped": f"fewer than {MIN_CALIBRATION_PAIRS} held-out pairs"})
+    temperature = fit_temperature(margins, weights)
+    calibration: dict[str, Any] = {
+        "method": "temperature", "pairs": int(len(margins)),
+        "log_loss_before": round(_weighted_log_loss(margins, weights), 4),
+        "log_loss_after": round(_weighted_log_loss(margins / temperature, weights), 4),
+    }
+    if folds:
+        oof, oof_weights = _out_of_fold_margins(X, tiers, folds=folds, seed=seed, l2=l2, max_pairs=max_pairs,
+                                                iterations=iterations)
+        if len(oof):
+            calibration["out_of_fold"] = {
+                "folds": folds, "pairs": int(len(oof)),
+                "log_loss_before": round(_weighted_log_loss(oof, oof_weights), 4),
+                "log_loss_after": round(_weighted_log_loss(oof / temperature, oof_weights), 4),
+            }
+    return replace(model, temperature=float(temperature), calibration=calibration)
+
+
+def fit_taste_model(
+    train: Sequence[tuple[FeatureDict, str]],
+    *,
+    held_out: Sequence[tuple[FeatureDict, str]] = (),
+    seed: int = 0,
+    l2: float = 0.01,
+    feature_names: Sequence[str] = FEATURE_NAMES,
+    max_pairs: int = 200_000,
+    iterations: int = 50,
+    calibration_folds: int = CALIBRATION_FOLDS,
+) -> TasteModel:
+    """Fit the Bradley–Terry weights on ordered pairs of the graded `train` items, then, when
+    `held_out` graded items are given, the temperature on their pairs, checked on
+    `calibration_folds` folds of the train items (0: no check).
+
+    Loss = Σ_kinds (1/K) · mean over that kind's pairs of log(1 + exp(−w·(x_win − x_lose)))
+           + (l2 / 2) · |w|²  on standardised features.
+    `seed` picks the pairs when there are more than `max_pairs`, and the folds.
+    """
+    if not l2 > 0:
+        raise ValueError("l2 must be positive (it also keeps the Newton system solvable)")
+    if calibration_folds == 1 or calibration_folds < 0:
+        raise ValueError("calibration_folds must be 0 (no out-of-fold check) or at least 2")
+    names = list(feature_names)
+    tiers = [t for _, t in train]
+    unknown = sorted(set(tiers) - set(TIERS))
+    if unknown:
+        raise ValueError(f"unknown tiers {unknown}; expected {TIERS}")
+    X = np.array([feature_vector(f, names) for f, _ in train], dtype=np.float64).reshape(len(train), len(names))
+    mean, std = _standardisation(X)
+    Z = (X - mean) / std
+
+    win, lose, c, counts = _kind_balanced_pairs(tiers, np.random.default_rng(seed), max_pairs)
+    if not counts:
+        raise ValueError("need graded paintings in at least two different tiers to learn a preference")
+    w = _fit_weights(Z[win] - Z[lose], c, l2, iterations)
+    model = TasteModel(
         feature_names=names,
         mean=mean.tolist(),
         std=std.tolist(),
@@ -193,29 +353,48 @@ def fit_taste_model(
         pair_counts=counts,
         item_counts={t: tiers.count(t) for t in TIERS},
     )
+    if not held_out:
+        return model
+    return _calibrated(model, held_out, X=X, tiers=tiers, folds=calibration_folds, seed=seed, l2=l2,
+                       max_pairs=max_pairs, iterations=iterations)
 
 
 def evaluate_taste_model(model: TasteModel, eval_items: Sequence[tuple[FeatureDict, str]]) -> dict[str, Any]:
-    """Held-out pairwise accuracy per pair kind: the share of cross-tier pairs the model
-    orders like the curator (a tie counts half), with the pair counts.
+    """Held-out figures per pair kind: the share of cross-tier pairs the model orders like
+    the curator (a tie counts half), the mean log-loss −log P(better beats worse) of its
+    calibrated probabilities and of the same model at temperature 1, and the pair counts.
 
-    Returns {"love_vs_okay": {"accuracy": float | None, "pairs": int}, "okay_vs_reject": …,
-    "love_vs_reject": …, "all": …}; accuracy is None where a kind has no pairs.
+    Returns {"love_vs_okay": {"accuracy", "log_loss", "log_loss_uncalibrated", "pairs"},
+    "okay_vs_reject": …, "love_vs_reject": …, "all": …}; the figures are None where a kind
+    has no pairs. "all" pools every pair (so the commonest kind weighs most).
     """
     tiers = [t for _, t in eval_items]
     u = np.array([model.utility(f) for f, _ in eval_items], dtype=np.float64)
     kinds = _pairs_by_kind(tiers)
     report: dict[str, Any] = {}
-    hits_all, n_all = 0.0, 0
+    every: list[np.ndarray] = []
     for better, worse in PAIR_KINDS:
         win, lose = kinds.get(f"{better}>{worse}", (np.zeros(0, np.int64), np.zeros(0, np.int64)))
         margin = u[win] - u[lose]
-        hits = float((margin > 0).sum() + 0.5 * (margin == 0).sum())
-        report[f"{better}_vs_{worse}"] = {"accuracy": hits / len(win) if len(win) else None, "pairs": int(len(win))}
-        hits_all += hits
-        n_all += len(win)
-    report["all"] = {"accuracy": hits_all / n_all if n_all else None, "pairs": n_all}
+        every.append(margin)
+        report[f"{better}_vs_{worse}"] = _pair_figures(margin, model.temperature)
+    report["all"] = _pair_figures(np.concatenate(every), model.temperature)
     return report
+
+
+def _pair_figures(margin: np.ndarray, temperature: float) -> dict[str, Any]:
+    """Accuracy and log-loss of calibrated margins (better minus worse), and the log-loss
+    the same pairs had before calibration (margins times the temperature)."""
+    n = len(margin)
+    if not n:
+        return {"accuracy": None, "log_loss": None, "log_loss_uncalibrated": None, "pairs": 0}
+    hits = float((margin > 0).sum() + 0.5 * (margin == 0).sum())
+    return {
+        "accuracy": hits / n,
+        "log_loss": float(np.logaddexp(0.0, -margin).mean()),
+        "log_loss_uncalibrated": float(np.logaddexp(0.0, -margin * temperature).mean()),
+        "pairs": int(n),
+    }
 
 
 class TasteJudge:

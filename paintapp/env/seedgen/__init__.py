@@ -58,9 +58,20 @@ __all__ = [  # noqa: RUF022 - in the order it has always had
     "generate",
     "generate_pool",
     "sft_pairs",
+    "POOL_SEED",
+    "WARM_START_SEED",
+    "SEEDS_PER_POOL",
 ]
 
 WEAK_STYLES: tuple[str, ...] = STYLES[1:]
+
+# A pool's item seeds are seed * SEEDS_PER_POOL + i, so pools made with different generator
+# seeds never share a sketch. The reference pool `seed_pool` renders by default (the demo
+# pool) takes POOL_SEED and the tiny model's warm start WARM_START_SEED: a model trained on
+# the references it is judged against would make the demo's held-out evaluation a recall test.
+SEEDS_PER_POOL = 100_000
+POOL_SEED = 0
+WARM_START_SEED = 1
 
 # When generate() picks the style itself: mostly good, the rest spread over the weak kinds.
 _DEFAULT_WEAK_SHARE = 0.3
@@ -130,15 +141,15 @@ def generate(seed: int, *, style: str | None = None, subject_slug: str | None = 
     )
 
 
-def generate_pool(count: int, *, seed: int = 0, weak_share: float = 0.3) -> list[SeedSketch]:
+def generate_pool(count: int, *, seed: int = POOL_SEED, weak_share: float = 0.3) -> list[SeedSketch]:
     """`count` sketches, deterministic for (count, seed, weak_share).
 
     Subjects go round in a shuffled order, so each appears count/len(subjects) times
     (+-1); round(count * weak_share) of them are weak, spread evenly over the positions
     and dealt out over the weak kinds in turn.
     """
-    if count < 0:
-        raise ValueError("count must be >= 0")
+    if not 0 <= count <= SEEDS_PER_POOL:
+        raise ValueError(f"count must be within [0, {SEEDS_PER_POOL}]")
     if not 0.0 <= weak_share <= 1.0:
         raise ValueError("weak_share must be within [0, 1]")
     rng = random.Random(f"seedgen-pool:{seed}")
@@ -156,12 +167,12 @@ def generate_pool(count: int, *, seed: int = 0, weak_share: float = 0.3) -> list
         if i in weak_at:
             style = kinds[weak_seen % len(kinds)]
             weak_seen += 1
-        item_seed = seed * 100_000 + i
+        item_seed = seed * SEEDS_PER_POOL + i
         pool.append(generate(item_seed, style=style, subject_slug=subjects[i % len(subjects)].slug))
     return pool
 
 
-def sft_pairs(count: int, *, seed: int = 0) -> list[tuple[list[dict[str, str]], str]]:
+def sft_pairs(count: int, *, seed: int = WARM_START_SEED) -> list[tuple[list[dict[str, str]], str]]:
     """(prompt messages, assistant reply) pairs from good sketches only."""
     pairs = []
     for sketch in generate_pool(count, seed=seed, weak_share=0.0):

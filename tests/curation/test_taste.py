@@ -1,0 +1,38 @@
+"""Training a pool's taste judge (curation/taste.py): the calibration it records and the pool
+page's report of it. (Calibration on the demo pool's grades: tests/env/test_taste.py.)"""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from curation.taste import taste_model_train
+from tests.curation.factories import make_pool
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_record_and_the_pool_page_give_the_held_out_log_loss_before_and_after_and_the_temperature(
+    signed_in, curator
+):
+    pool = make_pool(curator, love=8, okay=8, reject=0, eval_share=0.5)
+    taste = taste_model_train(pool=pool)
+    held_out = taste.accuracy["love_vs_okay"]
+    assert held_out["pairs"] == 4 * 4
+    assert held_out["log_loss"] <= held_out["log_loss_uncalibrated"]
+    calibration, temperature = taste.params["calibration"], taste.params["temperature"]
+    assert calibration["method"] == "temperature" and calibration["pairs"] == 16 and temperature >= 1.0
+
+    page = signed_in.get(reverse("curation:pool", args=[pool.name, pool.version])).content.decode()
+    assert f"log-loss {held_out['log_loss_uncalibrated']:.3f} → {held_out['log_loss']:.3f}" in page
+    assert f"utilities divided by a temperature of {temperature:.2f}, fitted on these 16 held-out pairs" in page
+    out_of_fold = calibration["out_of_fold"]
+    assert f"on {out_of_fold['pairs']} train pairs out of fold, which it never saw, log-loss " \
+           f"{out_of_fold['log_loss_before']:.3f} → {out_of_fold['log_loss_after']:.3f}" in page
+
+
+def test_a_pool_with_too_few_held_out_pairs_says_its_judge_is_not_calibrated(signed_in, curator):
+    pool = make_pool(curator, love=4, okay=4, reject=0, eval_share=0.25)
+    taste = taste_model_train(pool=pool)
+    assert taste.params["temperature"] == 1.0
+    page = signed_in.get(reverse("curation:pool", args=[pool.name, pool.version])).content.decode()
+    assert "Not calibrated (temperature 1): fewer than 10 held-out pairs." in page
