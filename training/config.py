@@ -171,7 +171,7 @@ class RunArguments:
     generation: str = argument(
         "generate", choices=GENERATION_BACKENDS, on_form=True,
         help="generate: transformers' generate; continuous-batching: transformers' paged continuous batching; "
-             "vllm-colocate: vLLM in the trainer's process (GPU); vllm-server: a trl vllm-serve at the URL below (GPU)",
+             "vllm-colocate: vLLM in the trainer's process (GPU); vllm-server: a trl vllm-serve at the vLLM server URL (GPU)",
     )
     vllm_server_base_url: str = argument(VLLM_SERVER_URL, label="vLLM server URL", on_form=True,
                                          help="where `trl vllm-serve --port 8002` answers (vllm-server only)")
