@@ -14,6 +14,7 @@ from pathlib import Path
 from huggingface_hub import ModelCard, ModelCardData
 
 from training.config import RunArguments
+from training.model_loading import architecture
 from training.models import Run, Step
 from training.stats import format_number, run_thirds
 
@@ -54,7 +55,7 @@ def model_card(run: Run, *, repo_id: str | None = None) -> ModelCard:
         bias_risks_limitations=(f"The reward reflects one curator's grades in pool `{run.pool.label}` and the "
                                 f"recipe's judge; {len(run.subjects)} subject(s) were trained. Sketches should "
                                 "still be run in a sandbox like the studio's renderer."),
-        get_started_code=_get_started(repo_id or "PATH_OR_REPO_ID"),
+        get_started_code=_get_started(repo_id or "PATH_OR_REPO_ID", vision=_is_vision_language(run.base_model)),
         training_data=_training_data(run),
         preprocessing=f"Chat prompts of the subjects {', '.join(f'`{s}`' for s in run.subjects)}.",
         training_regime=_training_regime(args),
@@ -69,12 +70,23 @@ def model_card(run: Run, *, repo_id: str | None = None) -> ModelCard:
     )
 
 
-def _get_started(where: str) -> str:
+def _is_vision_language(base_model: str) -> bool:
+    """Whether the base model is a vision-language class (Qwen3.5's `…ForConditionalGeneration`),
+    which loads with AutoModelForImageTextToText; False where its config cannot be read here."""
+    try:
+        return architecture(base_model).__name__.endswith("ForConditionalGeneration")
+    except (OSError, ValueError):
+        return False
+
+
+def _get_started(where: str, *, vision: bool = False) -> str:
+    model_class, processing = (("AutoModelForImageTextToText", "AutoProcessor") if vision
+                               else ("AutoModelForCausalLM", "AutoTokenizer"))
     return (
         "```python\n"
-        "from transformers import AutoModelForCausalLM, AutoTokenizer\n\n"
-        f'model = AutoModelForCausalLM.from_pretrained("{where}")\n'
-        f'tokenizer = AutoTokenizer.from_pretrained("{where}")\n'
+        f"from transformers import {model_class}, {processing}\n\n"
+        f'model = {model_class}.from_pretrained("{where}")\n'
+        f'{"processor" if vision else "tokenizer"} = {processing}.from_pretrained("{where}")\n'
         "```"
     )
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 from huggingface_hub import HfApi
 
 from training.model_card import model_card
+from training.model_loading import load_processing_class
 from training.models import Run
 from training.trainer import ADAPTER_DIR
 
@@ -62,7 +63,6 @@ def adapter_merge(*, run: Run, out_dir: Path, progress: Callable[[str], None] | 
     if out_dir.exists() and any(out_dir.iterdir()):
         raise ModelExportError(f"{out_dir} is not empty: merge into a new or empty folder")
     from peft import PeftModel
-    from transformers import AutoProcessor
     from trl.trainer.utils import create_model_from_path
 
     say(f"loading {run.base_model}")
@@ -72,7 +72,8 @@ def adapter_merge(*, run: Run, out_dir: Path, progress: Callable[[str], None] | 
     say(f"saving the merged model to {out_dir}")
     out_dir.mkdir(parents=True, exist_ok=True)
     merged.save_pretrained(out_dir)
-    AutoProcessor.from_pretrained(run.base_model).save_pretrained(out_dir)  # a tokenizer when the base has no processor
+    # The processor of a VL base (its tokenizer where torchvision is missing), a text base's tokenizer.
+    load_processing_class(run.base_model).save_pretrained(out_dir)
     model_card(run, repo_id=repo_id).save(out_dir / "README.md")
     files = tuple(sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file()))
     return MergedModel(out_dir=out_dir, parameters=merged.num_parameters(), files=files,

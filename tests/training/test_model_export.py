@@ -90,6 +90,21 @@ def test_the_model_card_names_the_base_recipe_pool_hyper_parameters_reward_curve
     assert "| first third | middle third | last third |" in card and "best " in card
     assert "Held-out mean reward 0.610 over 4 samples" in card
     assert "launched by" in card and trained_run.created_by.get_username() in card
+    assert "AutoModelForCausalLM.from_pretrained(\"ada/painter\")" in card
+
+
+@pytest.mark.django_db
+def test_the_model_cards_snippet_loads_a_vision_language_base_with_its_processor(curator, tmp_path):
+    from training.model_card import model_card
+
+    base = tmp_path / "qwen3.5"  # a config is all the card reads: the class it names
+    base.mkdir()
+    (base / "config.json").write_text('{"model_type": "qwen3_5_moe", "architectures": ["Qwen3_5MoeForConditionalGeneration"]}')
+    run = make_run(make_pool(curator, name="vl"), steps=2, created_by=curator)
+    run.base_model = str(base)
+    card = str(model_card(run, repo_id="ada/vl-painter"))
+    assert 'AutoModelForImageTextToText.from_pretrained("ada/vl-painter")' in card
+    assert 'processor = AutoProcessor.from_pretrained("ada/vl-painter")' in card
 
 
 @pytest.mark.django_db
