@@ -18,6 +18,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _NONE = {"none", "null"}
 MAX_PROCESSES = 8  # one machine's GPUs
+MAX_TURNS = 3  # sketches per rollout: the first and up to two revisions
 # How a run generates its completions: TRL's plain `generate`, transformers' continuous
 # batching, or vLLM in the trainer's process or in a `trl vllm-serve` beside it.
 GENERATION_BACKENDS = ("generate", "continuous-batching", "vllm-colocate", "vllm-server")
@@ -154,6 +155,17 @@ class RunArguments:
     mask_truncated_completions: bool = argument(
         False, label="Mask cut-off replies", on_form=True,
         help="leave replies cut at the completion length out of the loss (TRL's default: off, as published)",
+    )
+    turns: int = argument(
+        1, min=1, max=MAX_TURNS, label="Turns", on_form=True,
+        help="sketches per rollout: 1 writes one sketch; 2-3 show the model how its sketch came out (gate "
+             "problems with line:col, runtime errors, paint coverage, the judge's verdicts) and ask for a new "
+             "complete sketch each time; the feedback's tokens are left out of the loss",
+    )
+    revision_gain_weight: float = argument(
+        0.0, min=0.0, max=1.0, label="Weight on improvement", on_form=True,
+        help="a multi-turn rollout's reward is the final painting's reward plus this weight times its gain over "
+             "the first turn's (final - first); 0: the final painting's reward alone",
     )
     top_p: float = argument(0.95, min=0.01, max=1.0, on_form=True, help="nucleus sampling")
     top_k: int = argument(20, min=0, on_form=True, help="sample from the k likeliest tokens (0: all)")

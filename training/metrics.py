@@ -27,6 +27,11 @@ JUDGE = "ours/judge"
 QUALITY = "ours/quality"
 LENGTH = "ours/length"
 PART = {"judge": JUDGE, "quality": QUALITY, "length": LENGTH}
+# Ours: revision turns (runs with turns > 1; training/revising.py).
+REVISION_GAIN = "ours/revision_gain"  # mean of final - first turn reward
+IMPROVED_SHARE = "ours/improved_share"  # share of rollouts whose final turn beat their first
+FIXED_SHARE = "ours/fixed_share"  # of rollouts whose first sketch failed the gate, the share whose final passed
+TURN_REWARD_PREFIX = "ours/turn_reward/"  # mean reward of each turn's paintings: ours/turn_reward/1, /2...
 # Ours: where a step's seconds went (the callback adds update, step and other).
 GENERATION_S = "ours/generation_s"
 RENDER_S = "ours/render_s"
@@ -46,6 +51,13 @@ def violation(code: str) -> str:
     return f"{VIOLATION_PREFIX}{code}"
 
 
+def turn_reward(turn: int) -> str:
+    return f"{TURN_REWARD_PREFIX}{turn}"
+
+
+TURN_REWARDS = tuple(turn_reward(t) for t in (1, 2, 3))  # MAX_TURNS of training/config.py
+
+
 # The run page's charts (static/js/curves.js draws them; the endpoint serves their keys).
 CHARTS = (
     {"id": "chart-reward", "title": "Mean group reward (± std)", "series": [REWARD], "band": REWARD_STD,
@@ -53,6 +65,8 @@ CHARTS = (
     {"id": "chart-parts", "title": "Components", "series": [JUDGE, QUALITY, LENGTH, GATE_PASS_RATE], "range": [0, 1]},
     {"id": "chart-counts", "title": f"Rollouts: None, late and under {LOW_REWARD}",
      "series": [NONE_COUNT, LATE_COUNT, LOW_COUNT]},
+    {"id": "chart-turns", "title": "Revision turns: mean reward per turn, gain, improved, fixed",
+     "series": [*TURN_REWARDS, REVISION_GAIN, IMPROVED_SHARE, FIXED_SHARE], "range": [-0.5, 1], "turns": True},
     {"id": "chart-paint", "title": "Paint fraction (share of the canvas painted)", "series": [PAINT_FRACTION]},
     {"id": "chart-diversity", "title": "Diversity (mean pairwise feature distance)", "series": [DIVERSITY]},
     {"id": "chart-length", "title": "Completion length (tokens)", "series": [MEAN_LENGTH]},
@@ -64,6 +78,13 @@ CHARTS = (
 CHART_KEYS = tuple(dict.fromkeys(
     key for chart in CHARTS for key in (*chart["series"], *([chart["band"]] if "band" in chart else []))
 ))
+
+
+
+def charts(*, turns: int) -> tuple[dict, ...]:
+    """The charts a run's page draws: the revision chart only for runs with revision turns."""
+    return tuple(chart for chart in CHARTS if turns > 1 or not chart.get("turns"))
+
 
 # For templates: `{{ step.metrics|get_item:keys.gate_pass_rate }}`.
 TEMPLATE_KEYS = {

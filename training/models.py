@@ -107,6 +107,9 @@ class Rollout(models.Model):
     stats = models.JSONField(default=dict, help_text="gate stats: shapes, vertices, circles, fills, methods...")
     timings = models.JSONField(default=dict)
     failure = models.TextField(blank=True, help_text="infrastructure failure, when reward is None")
+    turns = models.PositiveSmallIntegerField(
+        default=1, help_text="sketches in its chain; above 1 the fields above are the final turn's, the reward "
+                             "the rollout's (final, plus the run's weight on the gain over turn 1)")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -115,6 +118,34 @@ class Rollout(models.Model):
             models.UniqueConstraint(fields=["run", "step", "group", "position"], name="one_rollout_per_slot")
         ]
         indexes = [models.Index(fields=["run", "step"]), models.Index(fields=["run", "reward"])]
+
+
+class RolloutTurn(models.Model):
+    """One turn of a multi-turn rollout (runs with turns > 1): the sketch the model wrote
+    after the feedback on the turn before, how it came out, and the feedback it was given
+    next (empty on the last turn). Every turn is stored, the last one too, so a chain reads
+    from this table alone; its Rollout repeats the last turn and holds the rollout's reward."""
+
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="chain")
+    turn = models.PositiveSmallIntegerField(help_text="1 = the first sketch")
+    reply = models.TextField()
+    code = models.TextField(blank=True)
+    png = models.CharField(max_length=200, blank=True)
+    passed = models.BooleanField(default=False)
+    violations = models.JSONField(default=list)
+    reward = models.FloatField(null=True, help_text="this turn's painting's reward; None: infrastructure failure")
+    parts = models.JSONField(default=dict)
+    judge_detail = models.JSONField(default=dict)
+    paint_fraction = models.FloatField(null=True)
+    errors = models.JSONField(default=list)
+    stats = models.JSONField(default=dict)
+    timings = models.JSONField(default=dict)
+    failure = models.TextField(blank=True)
+    feedback = models.TextField(blank=True, help_text="the message the model got after this turn")
+
+    class Meta:
+        ordering = ["rollout", "turn"]
+        constraints = [models.UniqueConstraint(fields=["rollout", "turn"], name="one_row_per_turn")]
 
 
 class Revision(models.Model):

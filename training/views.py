@@ -80,11 +80,12 @@ def _recipe_probe(data) -> dict:
 def run_detail(request, run_id: int):
     run = get_object_or_404(Run.objects.select_related("pool", "created_by"), pk=run_id)
     compared = selectors.runs_to_compare(run, request.GET.getlist("compare"))
+    arguments = RunArguments.from_dict(run.hyperparameters)
     context = {
         "run": run,
-        "arguments": RunArguments.from_dict(run.hyperparameters),
+        "arguments": arguments,
         "keys": keys.TEMPLATE_KEYS,
-        "charts": keys.CHARTS,
+        "charts": keys.charts(turns=arguments.turns),
         "steps": list(selectors.run_steps(run))[-50:],
         "rollouts": selectors.latest_rollouts(run),
         "compared": compared,
