@@ -20,18 +20,20 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import default_storage
+from django.db import transaction
 
 from curation.selectors import group_references
 from paintapp.db import outlasting_restarts
 from paintapp.env.features import cached_image_features, mean_pairwise_distance
 from paintapp.env.reward import Recipe
 from paintapp.workers import answering_queues
-from painting.pipeline import Batch, PaintJob, paint_batch, render_seed, stage_queues
+from painting.pipeline import Batch, Executor, Painted, PaintJob, paint_batch, render_seed, stage_queues
 from training import metrics as keys
 from training import together
 from training.config import RunArguments
-from training.models import Rollout, Run
+from training.models import Rollout, RolloutTurn, Run
 from training.pausing import WorkersMissing
+from training.turns import REVISION_CHAIN, TurnOutcome, rollout_reward
 
 log = logging.getLogger(__name__)
 WORKER_POLL_S = 2.0  # between two asks of which queues answer, while a lost step waits
@@ -67,12 +69,15 @@ class PaintingReward:
 
     __name__ = "painting"  # TRL names the reward column after the function
 
-    def __init__(self, run: Run):
+    def __init__(self, run: Run, *, executor: Executor | None = None):
         self.run = run
+        self.executor = executor  # where renders and scores run: the workers unless given (painting.pipeline)
         self.recipe = Recipe.from_dict(run.recipe)
         self.args = RunArguments.from_dict(run.hyperparameters)
         self.last: StepRecord | None = None
         self.step_started_at: float = time.monotonic()
+        self._references: dict[tuple[int, int], list[int]] = {}
+        self.turn_figures = {"late": 0, "render_s": 0.0, "score_s": 0.0}
 
     # TRL calls this; keep the signature permissive (it passes dataset columns and helpers).
     def __call__(self, prompts, completions, **kwargs) -> list[float | None]:
@@ -88,14 +93,16 @@ class PaintingReward:
         paused once for all, and the step's metrics cover every completion; each process then
         returns the rewards of its own share. Rendering and scoring happen on the workers: the
         main process only waits for them, as the others would."""
-        subjects = kwargs.get("subject")
-        shares = together.gather((list(prompts), list(completions), None if subjects is None else list(subjects)))
+        subjects, chains = kwargs.get("subject"), kwargs.get(REVISION_CHAIN)
+        shares = together.gather((list(prompts), list(completions), None if subjects is None else list(subjects),
+                                  None if chains is None else list(chains)))
 
         def judge_all() -> tuple[list[float | None], tuple[int, str] | None]:
             every_subject = None if any(share[2] is None for share in shares) else [s for share in shares for s in share[2]]
+            every_chain = None if any(share[3] is None for share in shares) else [c for share in shares for c in share[3]]
             try:
                 rewards = self._step([p for share in shares for p in share[0]], [c for share in shares for c in share[1]],
-                                     **{**kwargs, "subject": every_subject})
+                                     **{**kwargs, "subject": every_subject, REVISION_CHAIN: every_chain})
             except WorkersMissing as missing:
                 return [], (missing.step, missing.queue)
             return rewards, None
@@ -110,7 +117,7 @@ class PaintingReward:
         state = kwargs.get("trainer_state")
         step = (state.global_step if state is not None else 0) + 1
         try:
-            rewards, record = self._reward(step, prompts, completions, kwargs.get("subject"))
+            rewards, record = self._reward(step, prompts, completions, kwargs.get("subject"), kwargs.get(REVISION_CHAIN))
         except WorkersMissing:
             raise  # ends train() before the optimizer step: the run pauses (training/pausing.py)
         except Exception as exc:  # noqa: BLE001 - never kill train(); every rollout is None instead
@@ -127,58 +134,142 @@ class PaintingReward:
         return rewards
 
     # ------------------------------------------------------------------------------------
-    def _reward(self, step, prompts, completions, subjects) -> tuple[list[float | None], StepRecord]:
+    def _reward(self, step, prompts, completions, subjects, chains=None) -> tuple[list[float | None], StepRecord]:
+        """Judge the step's completions (or, with revision turns, combine the chains the rollout
+        function judged turn by turn), store every rollout, and measure the step."""
         t_start = time.monotonic()
         generation_s = max(0.0, t_start - self.step_started_at)
-        G = self.args.num_generations
         n = len(completions)
-        replies = [completion_text(c) for c in completions]
         subjects = list(subjects) if subjects is not None else [prompt_text(p) for p in prompts]
+        if chains is None:
+            replies = [completion_text(c) for c in completions]
+            batch, late, missing = self._judge(self._jobs(step, subjects, replies))
+            paintings, render_s, score_s = batch.paintings, batch.render_s, batch.score_s
+            rewards = batch.rewards
+        else:
+            replies = [chain[-1].reply for chain in chains]
+            paintings = [chain[-1].painted for chain in chains]
+            late, missing = self.turn_figures["late"], []
+            render_s, score_s = self.turn_figures["render_s"], self.turn_figures["score_s"]
+            generation_s = max(0.0, generation_s - render_s - score_s)  # the turns were judged during generation
+            rewards = [rollout_reward([t.reward for t in chain], gain_weight=self.args.revision_gain_weight)
+                       for chain in chains]
+        rows = self._store(step, prompts, subjects, replies, paintings, rewards, chains)
+        if missing:
+            raise WorkersMissing(step=step, queue=missing[0])  # its rollouts are stored: the page shows why
+        record = StepRecord(step=step, rollouts=n, started_at=t_start)
+        record.metrics = self._metrics(rows, rewards, generation_s, render_s, score_s, time.monotonic() - t_start)
+        record.metrics[keys.LATE_COUNT] = float(late)
+        if chains is not None:
+            record.metrics.update(revision_metrics(chains))
+        return rewards, record
 
-        # Each group is judged against the same references, drawn from the run's seed and step.
-        group_refs: dict[int, list[int]] = {}
-        for g in range(max(1, -(-n // G))):
-            if self.recipe.w_judge > 0 and self.recipe.references_per_group:
-                members = outlasting_restarts(
-                    lambda g=g: group_references(self.run.pool, count=self.recipe.references_per_group,
-                                                 key=(self.run.seed, step, g)),
-                    what=f"drawing step {step}'s references")
-                group_refs[g] = [m.reference_id for m in members]
-            else:
-                group_refs[g] = []
-        jobs = [
-            PaintJob(reply=replies[i], prompt=subjects[i], seed=render_seed(self.run.seed, step, i),
-                     reference_ids=tuple(group_refs.get(i // G, [])))
-            for i in range(n)
+    def _jobs(self, step: int, subjects: list[str], replies: list[str], indices: list[int] | None = None) -> list[PaintJob]:
+        """The paint jobs of replies at step-wide `indices` (all of the step's by default): each
+        group is judged against the same references, drawn from the run's seed and step, at
+        every turn."""
+        G = self.args.num_generations
+        indices = list(range(len(replies))) if indices is None else indices
+        return [
+            PaintJob(reply=reply, prompt=subject, seed=render_seed(self.run.seed, step, i),
+                     reference_ids=tuple(self._group_references(step, i // G)))
+            for i, subject, reply in zip(indices, subjects, replies, strict=True)
         ]
-        batch, late, missing = self._judge(jobs)
 
-        # Store every rollout before returning.
+    def _group_references(self, step: int, group: int) -> list[int]:
+        if not (self.recipe.w_judge > 0 and self.recipe.references_per_group):
+            return []
+        key = (step, group)
+        if key not in self._references:
+            members = outlasting_restarts(
+                lambda: group_references(self.run.pool, count=self.recipe.references_per_group,
+                                         key=(self.run.seed, step, group)),
+                what=f"drawing step {step}'s references")
+            self._references = {k: v for k, v in self._references.items() if k[0] == step}  # only this step's
+            self._references[key] = [m.reference_id for m in members]
+        return self._references[key]
+
+    # Revision turns: the rollout function (training/turns.py) paints each turn through these.
+    def begin_turns(self, step: int) -> None:
+        self.turn_figures = {"late": 0, "render_s": 0.0, "score_s": 0.0}
+
+    def paint_turn(self, step: int, share: int, items: list[tuple[int, str, str]]) -> list[Painted]:
+        """Gate, render and score one turn's sketches, `items` = (index in this process's
+        `share` of the step, subject, reply), as one batch: in a multi-process run the main
+        process judges every process's items together, so the step's indices, render seeds,
+        references, retry and pause are the ones a single process would have."""
+        if together.count() == 1:
+            return self._paint_turn(step, items)
+        shares = together.gather((share, items))
+
+        def judge_all() -> tuple[list[list[Painted]], tuple[int, str] | None]:
+            offsets = [sum(size for size, _ in shares[:r]) for r in range(len(shares))]
+            every = [(offset + i, subject, reply) for offset, (_, its) in zip(offsets, shares, strict=True)
+                     for i, subject, reply in its]
+            try:
+                painted = self._paint_turn(step, every)
+            except WorkersMissing as missing:
+                return [], (missing.step, missing.queue)
+            out, start = [], 0
+            for _, its in shares:
+                out.append(painted[start:start + len(its)])
+                start += len(its)
+            return out, None
+
+        per_share, missing = together.main_decides(judge_all)
+        if missing is not None:
+            raise WorkersMissing(step=missing[0], queue=missing[1])
+        return per_share[together.rank()]
+
+    def _paint_turn(self, step: int, items: list[tuple[int, str, str]]) -> list[Painted]:
+        if not items:
+            return []
+        indices, subjects, replies = (list(column) for column in zip(*items, strict=True))
+        batch, late, missing = self._judge(self._jobs(step, subjects, replies, indices))
+        figures = getattr(self, "turn_figures", None) or {"late": 0, "render_s": 0.0, "score_s": 0.0}
+        figures["late"] += late
+        figures["render_s"] += batch.render_s
+        figures["score_s"] += batch.score_s
+        self.turn_figures = figures
+        if missing:
+            raise WorkersMissing(step=step, queue=missing[0])
+        return batch.paintings
+
+    def _store(self, step, prompts, subjects, replies, paintings, rewards, chains) -> list[Rollout]:
+        """Write the step's rollouts (and, with revision turns, each one's chain) before the
+        rewards go back to TRL; a redone step overwrites its rows."""
+        G = self.args.num_generations
         rows = []
-        for i, painted in enumerate(batch.paintings):
+        for i, painted in enumerate(paintings):
             render, score = painted.render or {}, painted.score or {}
             rows.append(Rollout(
                 run=self.run, step=step, group=i // G, position=i % G, subject=subjects[i][:120],
                 prompt=prompt_text(prompts[i]), reply=replies[i], code=painted.code,
                 png=render.get("png_path") or "", passed=painted.passed, violations=painted.violations,
-                reward=painted.reward, parts=painted.parts, judge_detail=score.get("judge") or {},
+                reward=rewards[i], parts=painted.parts, judge_detail=score.get("judge") or {},
                 reference_ids=list(painted.job.reference_ids),
                 paint_fraction=render.get("paint_fraction"), errors=render.get("errors", []),
                 stats=painted.painting.gate.stats, timings={**render.get("timings", {}), "render_ms": render.get("elapsed_ms")},
-                failure=painted.failure,
+                failure=painted.failure or _chain_failure(chains[i] if chains else None),
+                turns=len(chains[i]) if chains else 1,
             ))
-        outlasting_restarts(lambda: Rollout.objects.bulk_create(
-            rows, update_conflicts=True, unique_fields=["run", "step", "group", "position"],
-            update_fields=["reply", "code", "png", "passed", "violations", "reward", "parts", "judge_detail",
-                           "reference_ids", "paint_fraction", "errors", "stats", "timings", "failure", "subject", "prompt"],
-        ), what=f"storing step {step}'s rollouts")
-        if missing:
-            raise WorkersMissing(step=step, queue=missing[0])  # its rollouts are stored: the page shows why
-        rewards = batch.rewards
-        record = StepRecord(step=step, rollouts=n, started_at=t_start)
-        record.metrics = self._metrics(rows, rewards, generation_s, batch.render_s, batch.score_s, time.monotonic() - t_start)
-        record.metrics[keys.LATE_COUNT] = float(late)
-        return rewards, record
+
+        def write() -> None:
+            with transaction.atomic():
+                stored = Rollout.objects.bulk_create(
+                    rows, update_conflicts=True, unique_fields=["run", "step", "group", "position"],
+                    update_fields=["reply", "code", "png", "passed", "violations", "reward", "parts", "judge_detail",
+                                   "reference_ids", "paint_fraction", "errors", "stats", "timings", "failure", "subject",
+                                   "prompt", "turns"],
+                )
+                if chains is not None:
+                    RolloutTurn.objects.filter(rollout__in=stored).delete()
+                    RolloutTurn.objects.bulk_create(
+                        [_turn_row(rollout, number, outcome) for rollout, chain in zip(stored, chains, strict=True)
+                         for number, outcome in enumerate(chain, start=1)])
+
+        outlasting_restarts(write, what=f"storing step {step}'s rollouts")
+        return rows
 
     def _judge(self, jobs: list[PaintJob]) -> tuple[Batch, int, list[str]]:
         """(the batch, its late results, the queues still missing when it was lost twice)."""
@@ -199,7 +290,7 @@ class PaintingReward:
 
     def _paint(self, jobs: list[PaintJob]) -> Batch:
         return paint_batch(
-            jobs, recipe=self.recipe, pool_id=self.run.pool_id, size=self.args.render_size,
+            jobs, recipe=self.recipe, pool_id=self.run.pool_id, size=self.args.render_size, executor=self.executor,
             render_deadline_s=self.args.render_deadline_s, score_deadline_s=self.args.score_deadline_s,
         )
 
@@ -269,3 +360,44 @@ class PaintingReward:
             Rollout.objects.bulk_create(rows, ignore_conflicts=True)
         except Exception:  # noqa: BLE001 - the database may be what failed
             log.exception("could not store the failed rollouts of step %s", step)
+
+
+def _turn_row(rollout: Rollout, number: int, outcome: TurnOutcome) -> RolloutTurn:
+    painted = outcome.painted
+    render, score = painted.render or {}, painted.score or {}
+    return RolloutTurn(
+        rollout=rollout, turn=number, reply=outcome.reply, code=painted.code, png=render.get("png_path") or "",
+        passed=painted.passed, violations=painted.violations, reward=painted.reward, parts=painted.parts,
+        judge_detail=score.get("judge") or {}, paint_fraction=render.get("paint_fraction"),
+        errors=render.get("errors", []), stats=painted.painting.gate.stats if painted.painting else {},
+        timings={**render.get("timings", {}), "render_ms": render.get("elapsed_ms")}, failure=painted.failure,
+        feedback=outcome.feedback,
+    )
+
+
+def _chain_failure(chain: list[TurnOutcome] | None) -> str:
+    """Why a rollout's reward is None when its last turn scored but an earlier one did not."""
+    for number, outcome in enumerate(chain or [], start=1):
+        if outcome.reward is None:
+            return f"turn {number}: {outcome.painted.failure or 'no reward'}"[:2000]
+    return ""
+
+
+def revision_metrics(chains: list[list[TurnOutcome]]) -> dict[str, float]:
+    """A multi-turn step's revision figures: the mean reward of each turn's paintings, and over
+    the rollouts whose every turn has a reward, the mean gain (final - first), the share that
+    improved, and of those whose first sketch failed the gate, the share whose final passed.
+    A figure with nothing to count is left out, never 0."""
+    metrics: dict[str, float] = {}
+    for turn in range(1, max((len(c) for c in chains), default=0) + 1):
+        values = [c[turn - 1].reward for c in chains if len(c) >= turn and c[turn - 1].reward is not None]
+        if values:
+            metrics[keys.turn_reward(turn)] = fmean(values)
+    whole = [c for c in chains if len(c) > 1 and all(t.reward is not None for t in c)]
+    if whole:
+        metrics[keys.REVISION_GAIN] = fmean(c[-1].reward - c[0].reward for c in whole)
+        metrics[keys.IMPROVED_SHARE] = sum(1 for c in whole if c[-1].reward > c[0].reward) / len(whole)
+    failed_first = [c for c in whole if not c[0].painted.gate_passed]
+    if failed_first:
+        metrics[keys.FIXED_SHARE] = sum(1 for c in failed_first if c[-1].painted.passed) / len(failed_first)
+    return metrics

@@ -29,6 +29,7 @@ from training.model_loading import EXPERT_PARAMETERS, load_processing_class
 from training.models import Rollout, Run, Step
 from training.pausing import WorkersMissing, checkpoint_now, run_pause
 from training.tracking import grpo_tracking_arguments
+from training.turns import RevisionRollout
 
 log = logging.getLogger(__name__)
 ADAPTER_DIR = "adapter"
@@ -112,6 +113,8 @@ def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int 
         model=run.base_model,
         processing_class=load_processing_class(run.base_model),
         reward_funcs=reward,
+        # Revision turns: the rollout function shows the model each painting and asks again (training/turns.py).
+        rollout_func=RevisionRollout(reward, turns=args.turns, subjects=run.subjects) if args.turns > 1 else None,
         args=grpo_config(run, args, processes=processes),
         train_dataset=training_dataset(run, args),
         peft_config=lora_config(args),

@@ -1,0 +1,75 @@
+"""The revision rollout (training/turns.py) on a real GRPOTrainer, tiny model and in-process painting."""
+from __future__ import annotations
+
+import pytest
+
+from paintapp.env.feedback import revision_messages
+from paintapp.env.reward import PRESETS
+from painting.pipeline import InProcess
+from tests.curation.factories import make_pool
+from tests.support.runs import FAST
+from training.config import RunArguments
+from training.models import Run
+from training.rewarding import PaintingReward
+from training.trainer import build_trainer, training_dataset
+from training.turns import RevisionRollout, rollout_reward, turn_feedback
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+def revision_rollout(curator, tiny_model, renderer, media, **arguments):
+    recipe = PRESETS["studio-hps-only"]  # judged in-process: no taste model needed
+    args = RunArguments.from_dict(FAST | {"max_steps": 1, "turns": 2} | arguments)
+    run = Run.objects.create(name="turns", pool=make_pool(curator, name="turns"), base_model=tiny_model,
+                             recipe_name=recipe.name, recipe=recipe.to_dict(), subjects=["a peach hibiscus"],
+                             hyperparameters=args.to_dict(), output_dir=str(media / "runs" / "turns"))
+    trainer = build_trainer(run, args, task_id="test")
+    rollout = RevisionRollout(PaintingReward(run, executor=InProcess(renderer)), turns=args.turns, subjects=run.subjects)
+    prompts = [training_dataset(run, args)[0]["prompt"]] * args.num_generations
+    return trainer, prompts, rollout(prompts, trainer)
+
+
+def test_the_model_sees_its_reply_and_the_feedback_as_the_chat_template_writes_them_and_trains_only_on_its_replies(
+    curator, tiny_model, renderer, media
+):
+    trainer, prompts, out = revision_rollout(curator, tiny_model, renderer, media, max_completion_length=128)
+    tokenizer = trainer._tokenizer
+    for prompt, ids, completion, mask, chain in zip(prompts, out["prompt_ids"], out["completion_ids"], out["env_mask"],
+                                                    out["revision_chain"], strict=True):
+        assert len(mask) == len(completion)
+        first, second = chain
+        assert first.feedback == turn_feedback(first.painted) and second.feedback == ""
+        assert first.feedback.endswith("and no other text.")
+        turn_two = mask.index(0) + mask[mask.index(0):].index(1)  # where the model writes again
+        seen = tokenizer.decode(ids + completion[:turn_two], skip_special_tokens=False)
+        assert seen == trainer.processing_class.apply_chat_template(
+            revision_messages(prompt, first.reply, first.feedback), add_generation_prompt=True, tokenize=False,
+            **trainer.chat_template_kwargs)
+        assert set(mask[turn_two:]) == {1} and set(mask[mask.index(0):turn_two]) == {0}
+        model_tokens = [t for t, m in zip(completion, mask, strict=True) if m]
+        assert tokenizer.decode(model_tokens[-(len(completion) - turn_two):], skip_special_tokens=True) == second.reply
+
+
+def test_a_reply_cut_at_the_length_limit_gets_an_end_of_turn_the_model_is_not_trained_on(curator, tiny_model, renderer, media):
+    trainer, _, out = revision_rollout(curator, tiny_model, renderer, media, max_completion_length=16)
+    eos = trainer._tokenizer.eos_token_id
+    for completion, mask in zip(out["completion_ids"], out["env_mask"], strict=True):
+        cut = mask.index(0)
+        assert cut == 16 and completion[cut - 1] != eos  # the first reply was cut off...
+        assert completion[cut] == eos  # ...and closed by an end-of-turn outside the loss
+
+
+def test_a_rollouts_reward_is_its_final_painting_plus_the_weighted_gain_and_none_when_any_turn_is_none():
+    assert rollout_reward([0.2, 0.6], gain_weight=0.0) == 0.6
+    assert rollout_reward([0.2, 0.6], gain_weight=0.5) == pytest.approx(0.8)
+    assert rollout_reward([0.6, 0.2], gain_weight=0.5) == pytest.approx(0.0)
+    assert rollout_reward([0.0, 0.4, 0.5], gain_weight=1.0) == pytest.approx(1.0)
+    assert rollout_reward([None, 0.6], gain_weight=0.5) is None
+    assert rollout_reward([0.6, None], gain_weight=0.0) is None
+    assert rollout_reward([], gain_weight=0.0) is None

@@ -1,0 +1,189 @@
+"""Revision turns (issue #16): the model sees how its sketch came out and writes it again.
+
+A run with `turns` > 1 gives TRL's GRPOTrainer this `RevisionRollout` as its `rollout_func`
+(TRL 1.16). Of TRL's two multi-turn hooks it is the one that keeps generation batched:
+`environment_factory` drives tool calls, in a `tool` role, one environment call at a time,
+while a revision is a user message after every reply, and each turn's sketches are judged
+together (one `paint_batch`, its renders and scores fanned out over the workers at once).
+
+One call makes a generation batch's rollouts, turn by turn:
+
+1. all sketches of turn 1 are generated in one batch (TRL's own `_generate_single_turn`: plain
+   generate, continuous batching or vLLM, whichever the run uses), then gated, rendered and
+   scored in one batch by the reward function's own painting path (`PaintingReward.paint_turn`);
+2. each sketch's feedback (`paintapp.env.feedback.feedback_text`: gate problems with line:col,
+   runtime errors, paint coverage, the judge's verdicts, the reward) is appended to its
+   conversation as a user message, and every conversation still going is continued in one
+   batch: the next prompt is the previous prompt's tokens + the reply's tokens + the feedback's,
+   never a re-tokenised text, so the tokens trained on are the tokens generated;
+3. after the last turn, TRL gets one completion per rollout: every turn's reply with the
+   feedback between them, and an `env_mask` that is 1 on the model's tokens and 0 on the
+   feedback's (and on an end-of-turn token added after a reply that was cut off), which TRL
+   multiplies into the loss, so the feedback is never trained on.
+
+A rollout stops revising when a turn's reward is None (an infrastructure failure: the rollout's
+reward is None whatever comes next). Each turn generates up to `max_completion_length` tokens,
+so a rollout's completion holds up to `turns` replies plus the feedback between them.
+
+The chain (per turn: the reply, its painting and the feedback) reaches the reward function as
+the `revision_chain` column TRL forwards from the rollout function; the reward function combines
+it (`rollout_reward`), stores it and adds the revision metrics, without painting anything again.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from paintapp.env.feedback import feedback_text, revision_messages, turn_from_records
+from paintapp.env.prompts import build_messages, make_subject
+from painting.pipeline import Painted
+
+REVISION_CHAIN = "revision_chain"  # the column TRL hands from the rollout function to the reward function
+_SENTINEL = "\u2063revision-turn-reply\u2063"  # a reply text no chat template changes
+
+
+@dataclass
+class TurnOutcome:
+    """One turn of one rollout: the reply the model wrote, how it came out, and the feedback
+    it was given next ("" on the last turn)."""
+
+    reply: str
+    painted: Painted
+    feedback: str = ""
+
+    @property
+    def reward(self) -> float | None:
+        return self.painted.reward
+
+
+def turn_feedback(painted: Painted) -> str:
+    """What the model is told about one painted sketch (the same text the editor gives)."""
+    return feedback_text(turn_from_records(
+        painted.painting, render=painted.render, score=painted.score, reward=painted.reward, parts=painted.parts,
+    ))
+
+
+def rollout_reward(turn_rewards: Sequence[float | None], *, gain_weight: float) -> float | None:
+    """A multi-turn rollout's reward: the final painting's reward plus `gain_weight` times its
+    gain over the first (final - first). None when any turn's reward is None: an
+    infrastructure failure at any turn leaves the rollout out of its group's baseline."""
+    if not turn_rewards or any(r is None for r in turn_rewards):
+        return None
+    first, final = turn_rewards[0], turn_rewards[-1]
+    return final + gain_weight * (final - first)
+
+
+class RevisionRollout:
+    """TRL's `rollout_func(prompts, trainer) -> dict` for runs with revision turns.
+
+    `prompts` are this process's share of the generation batch, each prompt repeated for its
+    group's G completions, in the order the reward function receives them."""
+
+    def __init__(self, reward, *, turns: int, subjects: Sequence[str]):
+        self.reward = reward  # training.rewarding.PaintingReward: paints each turn and stores the chains
+        self.turns = turns
+        # The dataset's prompts are build_messages(subject): the painting pipeline wants the subject.
+        self.subject_of = {_user_text(build_messages(make_subject(s))): s for s in subjects}
+
+    def __call__(self, prompts: list, trainer) -> dict[str, Any]:
+        step = trainer.state.global_step + 1
+        subjects = [self.subject_of.get(_user_text(p), _user_text(p)) for p in prompts]
+        prompt_ids, _images, _fields = trainer._tokenize_prompts(prompts)
+        prompt_ids = [list(ids) for ids in prompt_ids]
+        n = len(prompts)
+        eos = _eos_ids(trainer)
+
+        ids, logprobs = trainer._generate_single_turn(prompt_ids, None, {}, trainer.num_generations)
+        completion_ids = [list(c) for c in ids]
+        env_mask = [[1] * len(c) for c in completion_ids]
+        logps = None if logprobs is None else [list(lp) for lp in logprobs]
+        replies = _decode(trainer, completion_ids)
+        chains: list[list[TurnOutcome]] = [[] for _ in range(n)]
+        going = list(range(n))
+        self.reward.begin_turns(step)
+        for turn in range(1, self.turns + 1):
+            painted = self.reward.paint_turn(step, n, [(i, subjects[i], replies[i]) for i in going])
+            for i, outcome in zip(going, painted, strict=True):
+                chains[i].append(TurnOutcome(reply=replies[i], painted=outcome))
+            going = [i for i in going if chains[i][-1].reward is not None]
+            if turn == self.turns or not going:
+                break
+            next_ids = []
+            for i in going:
+                last = chains[i][-1]
+                last.feedback = turn_feedback(last.painted)
+                cut_off = not completion_ids[i] or completion_ids[i][-1] not in eos  # no end-of-turn: add one
+                between = ([trainer._tokenizer.eos_token_id] if cut_off else []) + \
+                    _feedback_ids(trainer, prompts[i], last.feedback)
+                completion_ids[i] += between
+                env_mask[i] += [0] * len(between)
+                if logps is not None:
+                    logps[i] += [0.0] * len(between)
+                next_ids.append(prompt_ids[i] + completion_ids[i])
+            new_ids, new_logprobs = trainer._generate_single_turn(next_ids, None, {}, 1)
+            new_replies = _decode(trainer, [list(c) for c in new_ids])
+            for k, i in enumerate(going):
+                completion_ids[i] += list(new_ids[k])
+                env_mask[i] += [1] * len(new_ids[k])
+                if logps is not None:
+                    logps[i] = logps[i] + list(new_logprobs[k]) if new_logprobs is not None else None
+                replies[i] = new_replies[k]
+            if logps is not None and any(lp is None for lp in logps):
+                logps = None
+        return {
+            "prompt_ids": prompt_ids,
+            "completion_ids": completion_ids,
+            "logprobs": logps,
+            "env_mask": env_mask,
+            REVISION_CHAIN: chains,
+        }
+
+
+def _user_text(prompt: Any) -> str:
+    if isinstance(prompt, list):
+        for message in reversed(prompt):
+            if message.get("role") == "user":
+                content = message.get("content", "")
+                if isinstance(content, list):  # a vision-language processor's parts
+                    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+                return content
+    return str(prompt)
+
+
+def _eos_ids(trainer) -> set[int]:
+    ids = getattr(trainer, "eos_token_ids", None)
+    if ids:
+        return set(ids) if isinstance(ids, (list, tuple, set)) else {int(ids)}
+    return {trainer._tokenizer.eos_token_id}
+
+
+def _decode(trainer, ids: list[list[int]]) -> list[str]:
+    return trainer.processing_class.batch_decode(ids, skip_special_tokens=True)
+
+
+def _feedback_ids(trainer, prompt: list, feedback: str) -> list[int]:
+    """The tokens the chat template puts after an assistant reply's end-of-turn token: the
+    user's feedback message, then the next assistant header (the generation prompt).
+
+    Found by rendering the conversation with a sentinel reply and taking what follows its
+    end-of-turn token, so templates that render earlier assistant turns differently (Qwen3's
+    thinking blocks) cannot break it; the text is tokenised on its own, as it begins right
+    after a special token."""
+    tokenizer = trainer._tokenizer
+    messages = revision_messages(prompt, _SENTINEL, feedback)
+    if getattr(trainer, "_is_vlm", False):
+        from trl.data_utils import prepare_multimodal_messages
+
+        messages = prepare_multimodal_messages(messages)
+    text = trainer.processing_class.apply_chat_template(
+        messages, add_generation_prompt=True, tokenize=False,
+        chat_template=getattr(trainer, "chat_template", None), **(getattr(trainer, "chat_template_kwargs", None) or {}),
+    )
+    if isinstance(text, list):
+        text = text[0]
+    after = text[text.rindex(_SENTINEL) + len(_SENTINEL):]
+    end = tokenizer.eos_token or ""
+    if not end or not after.startswith(end):
+        raise ValueError(f"the chat template does not end an assistant turn with {end!r}: cannot append feedback")
+    return tokenizer(after[len(end):], add_special_tokens=False)["input_ids"]
