@@ -4,15 +4,18 @@ from __future__ import annotations
 import pytest
 
 from paintapp.env.feedback import revision_messages
+from paintapp.env.painting import paint_reply
 from paintapp.env.reward import PRESETS
-from painting.pipeline import InProcess
+from painting.pipeline import InProcess, Painted, PaintJob
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST
+from tests.training.factories import BARE_RECT, GOOD
+from training import metrics as keys
 from training.config import RunArguments
 from training.models import Run
-from training.rewarding import PaintingReward
+from training.rewarding import PaintingReward, revision_metrics
 from training.trainer import build_trainer, training_dataset
-from training.turns import RevisionRollout, rollout_reward, turn_feedback
+from training.turns import RevisionRollout, TurnOutcome, rollout_reward, turn_feedback
 
 pytestmark = pytest.mark.django_db
 
@@ -73,3 +76,34 @@ def test_a_rollouts_reward_is_its_final_painting_plus_the_weighted_gain_and_none
     assert rollout_reward([None, 0.6], gain_weight=0.5) is None
     assert rollout_reward([0.6, None], gain_weight=0.0) is None
     assert rollout_reward([], gain_weight=0.0) is None
+
+
+def painted(code: str, reward: float | None) -> Painted:
+    """A turn's outcome as the pipeline gives it: the real gate's verdict on `code`, and a
+    render (passed) only for a sketch the gate let through."""
+    reply = f"```js\n{code}```"
+    painting = paint_reply(reply, renderer=None)
+    render = {"passed": True, "paint_fraction": 0.3} if painting.gate.passed else None
+    return Painted(job=PaintJob(reply=reply, prompt="a peach hibiscus"), painting=painting, render=render, reward=reward)
+
+
+def chain(*turns: tuple[str, float | None]) -> list[TurnOutcome]:
+    return [TurnOutcome(reply=f"```js\n{code}```", painted=painted(code, reward)) for code, reward in turns]
+
+
+def test_the_revision_figures_count_turn_rewards_gain_improved_and_fixed_and_leave_out_what_has_nothing_to_count():
+    figures = revision_metrics([
+        chain((GOOD, 0.4), (GOOD, 0.7)),  # improved
+        chain((BARE_RECT, 0.0), (GOOD, 0.5)),  # fixed from a gate failure
+        chain((BARE_RECT, 0.0), (BARE_RECT, 0.0)),  # not fixed
+        chain((GOOD, 0.6), (GOOD, 0.5)),  # worse
+        chain((GOOD, None)),  # infrastructure failure at turn 1: out of gain, improved and fixed
+    ])
+    assert figures[keys.turn_reward(1)] == pytest.approx((0.4 + 0.0 + 0.0 + 0.6) / 4)
+    assert figures[keys.turn_reward(2)] == pytest.approx((0.7 + 0.5 + 0.0 + 0.5) / 4)
+    assert figures[keys.REVISION_GAIN] == pytest.approx((0.3 + 0.5 + 0.0 - 0.1) / 4)
+    assert figures[keys.IMPROVED_SHARE] == pytest.approx(2 / 4)
+    assert figures[keys.FIXED_SHARE] == pytest.approx(1 / 2)
+    no_gate_failure = revision_metrics([chain((GOOD, 0.4), (GOOD, 0.7))])
+    assert keys.FIXED_SHARE not in no_gate_failure  # nothing to fix is not "0% fixed"
+    assert revision_metrics([chain((GOOD, None))]) == {}
