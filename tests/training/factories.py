@@ -13,6 +13,7 @@ from django.conf import settings
 
 from paintapp.env.feedback import feedback_text, turn_from_records
 from paintapp.env.gate import gate_source
+from paintapp.env.image import paint_fraction
 from paintapp.env.length import length_score
 from paintapp.env.painting import Painting
 from paintapp.env.reward import PRESETS
@@ -143,14 +144,14 @@ def make_chain_rollout(run: Run, codes: Sequence[str], rewards: Sequence[float |
         judge = round(min(1.0, reward * 1.1), 4) if painted else None
         judge_detail = {"score": judge, "dropped": 0, "references": [
             {"reference_id": rid, "score": judge, "orders": [
-                {"candidate_first": True, "p_candidate": 1.0 if judge >= 0.5 else 0.0, "reason": "looser washes"},
-                {"candidate_first": False, "p_candidate": 1.0 if judge > 0.5 else 0.0, "reason": "cleaner edges"},
+                {"candidate_first": True, "p_candidate": judge, "reason": "looser, more alive washes"},
+                {"candidate_first": False, "p_candidate": judge, "reason": "the reference has cleaner edges"},
             ]} for rid in references]} if painted else {}
         length = round(length_score(code), 4)
         parts = {"gate": 1.0 if verdict.passed else 0.0, "length": length, "judge": judge,
                  "quality": 0.5 if painted else None,
                  "unavailable": ["render: TimeoutError: no render worker answered"] if reward is None else []}
-        fraction = 0.2 if painted else None
+        fraction = round(paint_fraction(png), 4) if painted else None
         render = {"png": png, "paint_fraction": fraction, "errors": [], "violations": []} if verdict.passed else None
         feedback = feedback_text(turn_from_records(
             Painting(code=code, gate=verdict, render=None, length_score=length),
