@@ -206,3 +206,12 @@ def test_a_single_turn_rollout_page_shows_no_chain(client, curator, run):
     rollout = run.rollouts.first()
     html = client.get(reverse("training:rollout", args=[run.id, rollout.id])).content.decode()
     assert 'id="chain"' not in html and "feedbacktext" not in html
+
+
+def test_the_run_pages_settings_line_says_how_many_turns_and_the_weight_on_their_gain(client, curator, chain_run, run):
+    client.force_login(curator)
+    settings_line = r'<span id="run-settings"[^>]*>(.*?)</span>'
+    multi = re.search(settings_line, client.get(reverse("training:run", args=[chain_run.id])).content.decode()).group(1)
+    assert multi.endswith(", 2 turns (reward: last + 0.5 × gain)")
+    single = re.search(settings_line, client.get(reverse("training:run", args=[run.id])).content.decode()).group(1)
+    assert "turns" not in single
