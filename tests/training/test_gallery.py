@@ -215,3 +215,27 @@ def test_the_run_pages_settings_line_says_how_many_turns_and_the_weight_on_their
     assert multi.endswith(", 2 turns (reward: last + 0.5 × gain)")
     single = re.search(settings_line, client.get(reverse("training:run", args=[run.id])).content.decode()).group(1)
     assert "turns" not in single
+
+
+def test_a_turn_that_lost_its_reward_to_infrastructure_says_so_and_the_rollout_reward_is_none(client, curator):
+    from tests.training.factories import GOOD, make_chain_rollout, make_chain_run
+
+    client.force_login(curator)
+    run = make_chain_run(make_pool(curator), turns=2)
+    rollout = make_chain_rollout(run, [GOOD, GOOD.replace("#c2185b", "#ad1457")], [0.5, None])
+    assert rollout.reward is None
+    html = client.get(reverse("training:rollout", args=[run.id, rollout.id])).content.decode()
+    turn2 = re.search(r'id="turn-2".*?</li>', html, re.S).group(0)
+    assert "No reward" in turn2 and "no render worker answered" in turn2 and "<img" not in turn2
+    assert "Reward <b>None</b>" in re.search(r'id="chain-formula">(.*?)</p>', html, re.S).group(1)
+
+
+def test_the_code_diff_keeps_removed_lines_that_start_with_dashes_and_counts_each_kind():
+    from training.selectors import code_diff
+
+    diff = code_diff("let i = 3;\n--i;\nbrush.circle(1, 2, 3);\n", "let i = 3;\nbrush.circle(1, 2, 4);\n++i;\n")
+    assert [(line.kind, line.text) for line in diff.lines] == [
+        ("hunk", "@@ -1,3 +1,3 @@"), ("ctx", " let i = 3;"), ("del", "---i;"), ("del", "-brush.circle(1, 2, 3);"),
+        ("add", "+brush.circle(1, 2, 4);"), ("add", "+++i;"),
+    ]
+    assert (diff.added, diff.removed) == (2, 2) and code_diff("same\n", "same\n").lines == ()
