@@ -165,7 +165,8 @@ def make_chain_rollout(run: Run, codes: Sequence[str], rewards: Sequence[float |
             failure="render: TimeoutError: no render worker answered" if reward is None else "", feedback=feedback,
         ))
     first, last = rows[0], rows[-1]
-    combined = None if first.reward is None or last.reward is None else round(
+    # None when any turn's reward is None, as training/turns.py's rollout_reward has it.
+    combined = None if any(row.reward is None for row in rows) else round(
         last.reward + weight * (last.reward - first.reward), 6)
     rollout = Rollout.objects.create(
         run=run, step=step, group=group, position=position, subject=subject,
