@@ -6,7 +6,7 @@ metadata (license, tags, task categories, size category, the `configs` that tell
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from django.conf import settings
@@ -32,10 +32,12 @@ def dataset_card(
     data_files: str,
     tags: Sequence[str],
     task_categories: Sequence[str],
+    more_configs: Mapping[str, str] | None = None,
     **context,
 ) -> DatasetCard:
-    """A card whose one config (`default`, one `train` split) reads `data_files`; the body is
-    `template` rendered with `context` (and `card_data`, as huggingface_hub passes it)."""
+    """A card whose config `default` (one `train` split) reads `data_files`, and each of
+    `more_configs` ({name: data files}) its own; the body is `template` rendered with
+    `context` (and `card_data`, as huggingface_hub passes it)."""
     data = DatasetCardData(
         pretty_name=pretty_name,
         license=settings.DATASET_LICENSE,
@@ -43,6 +45,7 @@ def dataset_card(
         size_categories=[size_category(rows)],
         task_categories=list(task_categories),
         tags=list(tags),
-        configs=[{"config_name": "default", "data_files": [{"split": "train", "path": data_files}]}],
+        configs=[{"config_name": name, "data_files": [{"split": "train", "path": files}]}
+                 for name, files in {"default": data_files, **(more_configs or {})}.items()],
     )
     return DatasetCard.from_template(data, template_path=str(template), **context)

@@ -5,12 +5,16 @@ The folder can be pushed to the Hub as it is:
     data/train-00000-of-0000N.parquet   every rollout, ~500 a shard, with its painting as an
                                         HF Image (PNG bytes) and the columns of the published
                                         rollout datasets
+    chain/train-*.parquet               runs with revision turns: every turn of every rollout's
+                                        chain, one row a turn, with its painting, code, own
+                                        reward and the feedback the model got after it (the
+                                        `chain` config); absent for single-turn runs
     steps.csv                           one row per step: reward mean/std and every metric
     run.json                            the run's settings, the export's files and the thirds
     revisions.jsonl, revisions/<id>.png the curators' edited versions of rollouts, with paintings
     README.md                           dataset card (YAML configs for `load_dataset`)
 
-The columns are declared once (COLUMNS, as `datasets` features) and the shards are written
+The columns are declared once (COLUMNS and CHAIN_COLUMNS, as `datasets` features) and the shards are written
 through `datasets`; the card is a huggingface_hub DatasetCard. Rows are streamed from the
 database and PNGs read one group at a time, written in row groups of BATCH_ROWS, so memory
 stays flat whatever the run's size. The thirds in run.json
@@ -48,16 +52,17 @@ from huggingface_hub import DatasetCard
 from paintapp.dataset_card import dataset_card
 from paintapp.exports import export_build
 from training.config import RunArguments
-from training.models import Revision, Rollout, Run, RunExport, Step
+from training.models import Revision, Rollout, RolloutTurn, Run, RunExport, Step
 from training.stats import Thirds, format_number, thirds_from_export
 
 Progress = Callable[[int, int, str], None]  # (rows done, rows in all, what was just written)
 
 EXPORT_FORMAT = "paintapp-run"
-EXPORT_FORMAT_VERSION = 1
+EXPORT_FORMAT_VERSION = 2  # 2: the `turn` column and the chain table (revision turns)
 SHARD_ROWS = 500
 BATCH_ROWS = 50  # one parquet row group: at most this many paintings in memory at once
 DATA_DIR = "data"
+CHAIN_DIR = "chain"
 STEPS_FILE = "steps.csv"
 RUN_FILE = "run.json"
 CARD_FILE = "README.md"
@@ -68,7 +73,7 @@ PARTS = ("gate", "length", "judge", "quality")
 STEP_COLUMNS = ("step", "reward_mean", "reward_std")
 # A metric whose key is one of STEP_COLUMNS (TRL logs "reward_std") gets this prefix.
 METRIC_PREFIX = "metrics/"
-_SHARD_NAME = re.compile(r"^data/train-\d{5}-of-\d{5}\.parquet$")
+_SHARD_NAME = re.compile(r"^(data|chain)/train-\d{5}-of-\d{5}\.parquet$")
 _REVISION_IMAGE = re.compile(r"^revisions/\d+\.png$")
 _OWN_FILES = frozenset({STEPS_FILE, RUN_FILE, CARD_FILE, REVISIONS_FILE})
 
@@ -85,10 +90,11 @@ class ExportRefused(ExportError):
 class ExportResult:
     out_dir: Path
     rows: int  # rollouts written
-    shards: tuple[Path, ...]
+    shards: tuple[Path, ...]  # the rollouts' (data/)
+    chain_rows: int  # turns of multi-turn rollouts written (chain/); 0 for a single-turn run
     steps: int  # rows of steps.csv
     size_bytes: int  # all files written
-    missing_images: int  # rollouts whose stored PNG could not be read (image left null)
+    missing_images: int  # rollouts and turns whose stored PNG could not be read (image left null)
     thirds: Thirds
     files: tuple[str, ...]  # relative to out_dir
 
@@ -107,8 +113,12 @@ COLUMNS: tuple[tuple[str, Any, str], ...] = (
     ("step", Value("int64"), "GRPO step (1-based)"),
     ("group", Value("int64"), "GRPO group within the step (one prompt per group)"),
     ("position_in_group", Value("int64"), "completion index within the group"),
+    ("turn", Value("int64"),
+     "the turn this row's sketch and painting are from: 1 in a single-turn run; in a run with revision "
+     "turns, the rollout's last turn (its number of turns), and every turn is a row of the `chain` config"),
     ("reward", Value("float64"),
-     "total reward; 0 for a failed gate, null for an infrastructure failure (left out of the baseline)"),
+     "total reward; 0 for a failed gate, null for an infrastructure failure (left out of the baseline); with "
+     "revision turns the rollout's combined reward: last turn's + revision_gain_weight × (last − first)"),
     *((part, Value("float64"), f"reward part `{part}` (0-1); null when not scored") for part in PARTS),
     ("group_mean_reward", Value("float64"), "mean reward of the rollout's group, nulls left out"),
     *((f"group_mean_{part}", Value("float64"), f"mean `{part}` of the rollout's group, nulls left out")
@@ -137,6 +147,38 @@ COLUMNS: tuple[tuple[str, Any, str], ...] = (
 )
 ROLLOUT_FEATURES = Features({name: feature for name, feature, _ in COLUMNS})
 COLUMN_NAMES = tuple(ROLLOUT_FEATURES)
+
+# The chain of a multi-turn rollout, one row a turn (in order), joined to data/ by rollout_id.
+CHAIN_COLUMNS: tuple[tuple[str, Any, str], ...] = (
+    ("image", Image(), "the turn's painting (PNG); null when it has none (failed gate, infrastructure failure)"),
+    ("rollout_id", Value("int64"), "the rollout (a row of the default config) this turn belongs to"),
+    ("step", Value("int64"), "GRPO step (1-based)"),
+    ("group", Value("int64"), "GRPO group within the step"),
+    ("position_in_group", Value("int64"), "completion index within the group"),
+    ("turn", Value("int64"), "1 = the first sketch; each later turn answers the feedback on the one before"),
+    ("turns", Value("int64"), "turns in the rollout's chain"),
+    ("reward", Value("float64"),
+     "this turn's own painting reward: 0 for a failed gate, null for an infrastructure failure"),
+    *((part, Value("float64"), f"this turn's reward part `{part}` (0-1); null when not scored") for part in PARTS),
+    ("rollout_reward", Value("float64"), "the rollout's combined reward (the `reward` of its row in data/)"),
+    ("passed", Value("bool"), "the turn's sketch passed the static gate and the render"),
+    ("violations", _strings(), "gate and render violation codes"),
+    ("errors", _strings(), "runtime errors of the render, as `line:col message`"),
+    ("failure", Value("string"), "infrastructure failure behind a null reward, else empty"),
+    ("unavailable", _strings(), "reward parts that could not be computed, with why"),
+    ("code", Value("string"), "the sketch extracted from this turn's reply"),
+    ("reply", Value("string"), "the model's whole reply on this turn"),
+    ("feedback", Value("string"),
+     "the user message the model got after this turn (how the sketch came out, then the ask for a new "
+     "sketch); empty on the last turn. The chat of turn k+1 is the prompt, then each earlier reply and feedback"),
+    ("paint_fraction", Value("float64"), "share of the canvas painted"),
+    ("render_ms", Value("float64"), "render time in milliseconds"),
+    ("judge_detail", Value("string"), "per-reference judge verdicts in both orders, as JSON"),
+    ("subject", Value("string"), "what the prompt asked to paint"),
+    ("prompt", Value("string"), "the user prompt of the first turn"),
+)
+CHAIN_FEATURES = Features({name: feature for name, feature, _ in CHAIN_COLUMNS})
+CHAIN_COLUMN_NAMES = tuple(CHAIN_FEATURES)
 
 
 # --- Rows ---------------------------------------------------------------------------------
@@ -181,14 +223,14 @@ def _stored(name: str) -> bytes | None:
         return None
 
 
-def _image(rollout: Rollout) -> tuple[dict | None, bool]:
+def _image(row: Rollout | RolloutTurn) -> tuple[dict | None, bool]:
     """(HF image struct or None, whether a stored PNG was missing)."""
-    if not rollout.png:
+    if not row.png:
         return None, False
-    data = _stored(rollout.png)
+    data = _stored(row.png)
     if data is None:
         return None, True
-    return {"bytes": data, "path": posixpath.basename(rollout.png)}, False
+    return {"bytes": data, "path": posixpath.basename(row.png)}, False
 
 
 def _row(rollout: Rollout, run: Run, group_means: dict[str, float | None], image: dict | None) -> dict:
@@ -203,6 +245,7 @@ def _row(rollout: Rollout, run: Run, group_means: dict[str, float | None], image
         "step": rollout.step,
         "group": rollout.group,
         "position_in_group": rollout.position,
+        "turn": rollout.turns,
         "reward": rollout.reward,
         **{part: _number(parts.get(part)) for part in PARTS},
         **group_means,
@@ -239,42 +282,34 @@ def _group_means(group: list[Rollout]) -> dict[str, float | None]:
     return means
 
 
-def _write_rollouts(run: Run, folder: Path, progress: Progress | None) -> tuple[int, list[str], int]:
-    """Write the shards; returns (rows, shard paths relative to folder, missing images)."""
-    newest = Rollout.objects.filter(run=run).aggregate(newest=Max("id"))["newest"] or 0
-    rollouts = Rollout.objects.filter(run=run, id__lte=newest).order_by("step", "group", "position", "id")
-    total = rollouts.count()
+def _write_table(run: Run, folder: Path, directory: str, features: Features, rows: Iterator[dict],
+                 total: int) -> list[str]:
+    """Write `total` rows as shards of SHARD_ROWS under `directory`; returns the shard paths
+    relative to folder. Raises ExportError when the rows are not `total` (the run changed)."""
     shard_count = max(1, math.ceil(total / SHARD_ROWS))
-    shard_names = [f"{DATA_DIR}/train-{i:05d}-of-{shard_count:05d}.parquet" for i in range(shard_count)]
-    (folder / DATA_DIR).mkdir(parents=True, exist_ok=True)
+    shard_names = [f"{directory}/train-{i:05d}-of-{shard_count:05d}.parquet" for i in range(shard_count)]
+    (folder / directory).mkdir(parents=True, exist_ok=True)
 
     def shard_writer(shard: int) -> ParquetWriter:
-        return ParquetWriter(features=ROLLOUT_FEATURES, path=str(folder / shard_names[shard]),
-                             writer_batch_size=BATCH_ROWS)
+        return ParquetWriter(features=features, path=str(folder / shard_names[shard]), writer_batch_size=BATCH_ROWS)
 
     writer: ParquetWriter | None = None
-    done = missing = 0
+    done = 0
     shard = -1
     try:
-        for group in _groups(rollouts.iterator(chunk_size=SHARD_ROWS)):
-            means = _group_means(group)
-            for rollout in group:
-                if done == total:
-                    # A rollout committed after the count (below the newest id): the shard
-                    # names already promise `total` rows.
-                    raise ExportError(f"run {run.pk} changed during the export; export it again")
-                if done // SHARD_ROWS != shard:
-                    if writer is not None:
-                        writer.finalize()
-                    shard = done // SHARD_ROWS
-                    writer = shard_writer(shard)
-                image, was_missing = _image(rollout)
-                missing += was_missing
-                writer.write(_row(rollout, run, means, image))
-                done += 1
-                if progress:
-                    progress(done, total, f"step {rollout.step}")
-        # No rollouts: one shard with the schema and no row groups (pyarrow reads it as an
+        for row in rows:
+            if done == total:
+                # A row committed after the count (below the newest id): the shard names
+                # already promise `total` rows.
+                raise ExportError(f"run {run.pk} changed during the export; export it again")
+            if done // SHARD_ROWS != shard:
+                if writer is not None:
+                    writer.finalize()
+                shard = done // SHARD_ROWS
+                writer = shard_writer(shard)
+            writer.write(row)
+            done += 1
+        # No rows: one shard with the schema and no row groups (pyarrow reads it as an
         # empty table; `datasets` refuses any empty split, whatever the file).
         (writer or shard_writer(0)).finalize()
     finally:
@@ -282,9 +317,86 @@ def _write_rollouts(run: Run, folder: Path, progress: Progress | None) -> tuple[
             writer.close()
     if done != total:
         # Only a deletion between the count and the read can do this; the shard names would lie.
-        raise ExportError(f"run {run.pk} changed during the export ({total} rollouts counted, {done} read); "
+        raise ExportError(f"run {run.pk} changed during the export ({total} {directory} rows counted, {done} read); "
                           "export it again")
-    return done, shard_names, missing
+    return shard_names
+
+
+@dataclass
+class _Tally:
+    """Progress over both tables, and the paintings that could not be read."""
+
+    progress: Progress | None
+    total: int
+    done: int = 0
+    missing: int = 0
+
+    def image(self, row: Rollout | RolloutTurn) -> dict | None:
+        image, was_missing = _image(row)
+        self.missing += was_missing
+        return image
+
+    def tick(self, what: str) -> None:
+        self.done += 1
+        if self.progress:
+            self.progress(self.done, self.total, what)
+
+
+def _rollout_rows(run: Run, rollouts, tally: _Tally) -> Iterator[dict]:
+    for group in _groups(rollouts.iterator(chunk_size=SHARD_ROWS)):
+        means = _group_means(group)
+        for rollout in group:
+            yield _row(rollout, run, means, tally.image(rollout))
+            tally.tick(f"step {rollout.step}")
+
+
+def _chain_row(turn: RolloutTurn, image: dict | None) -> dict:
+    rollout = turn.rollout
+    parts = turn.parts if isinstance(turn.parts, dict) else {}
+    timings = turn.timings if isinstance(turn.timings, dict) else {}
+    errors = turn.errors if isinstance(turn.errors, list) else []
+    return {
+        "image": image, "rollout_id": rollout.pk, "step": rollout.step, "group": rollout.group,
+        "position_in_group": rollout.position, "turn": turn.turn, "turns": rollout.turns, "reward": turn.reward,
+        **{part: _number(parts.get(part)) for part in PARTS},
+        "rollout_reward": rollout.reward, "passed": turn.passed, "violations": _strings(turn.violations),
+        "errors": [_error_text(e) for e in errors], "failure": turn.failure,
+        "unavailable": _strings(parts.get("unavailable")), "code": turn.code, "reply": turn.reply,
+        "feedback": turn.feedback, "paint_fraction": turn.paint_fraction,
+        "render_ms": _number(timings.get("render_ms")),
+        "judge_detail": json.dumps(turn.judge_detail, ensure_ascii=False) if turn.judge_detail else None,
+        "subject": rollout.subject, "prompt": rollout.prompt,
+    }
+
+
+def _error_text(error: Any) -> str:
+    if not isinstance(error, dict):
+        return str(error)
+    where = f"{error['line']}:{error.get('col') or 1} " if error.get("line") else ""
+    return f"{where}{error.get('message', '')}"
+
+
+def _chain_rows(turns, tally: _Tally) -> Iterator[dict]:
+    for turn in turns.iterator(chunk_size=BATCH_ROWS):
+        yield _chain_row(turn, tally.image(turn))
+        tally.tick(f"chain of step {turn.rollout.step}")
+
+
+def _write_rollouts(run: Run, folder: Path, progress: Progress | None) -> tuple[int, list[str], int, list[str], int]:
+    """Write the rollouts' shards and, for a run with revision turns, the chain's; returns
+    (rollouts, their shard paths relative to folder, chain rows, their shard paths, missing images)."""
+    newest = Rollout.objects.filter(run=run).aggregate(newest=Max("id"))["newest"] or 0
+    rollouts = Rollout.objects.filter(run=run, id__lte=newest).order_by("step", "group", "position", "id")
+    turns = (RolloutTurn.objects.filter(rollout__run=run, rollout_id__lte=newest).select_related("rollout")
+             .defer("rollout__reply", "rollout__code", "rollout__judge_detail", "rollout__errors", "rollout__stats")
+             .order_by("rollout__step", "rollout__group", "rollout__position", "rollout_id", "turn"))
+    total, chain_total = rollouts.count(), turns.count()
+    tally = _Tally(progress, total + chain_total)
+    shards = _write_table(run, folder, DATA_DIR, ROLLOUT_FEATURES, _rollout_rows(run, rollouts, tally), total)
+    chain_shards = []
+    if chain_total:
+        chain_shards = _write_table(run, folder, CHAIN_DIR, CHAIN_FEATURES, _chain_rows(turns, tally), chain_total)
+    return total, shards, chain_total, chain_shards, tally.missing
 
 
 def _csv_value(value: Any) -> str | float:
@@ -345,8 +457,8 @@ def _write_revisions(run: Run, folder: Path) -> tuple[int, list[str]]:
     return count, files
 
 
-def _run_document(run: Run, *, rows: int, steps: int, revisions: int, missing: int, files: list[str],
-                  thirds: Thirds) -> dict:
+def _run_document(run: Run, *, rows: int, chain_rows: int, steps: int, revisions: int, missing: int,
+                  files: list[str], thirds: Thirds) -> dict:
     pool = run.pool
     return {
         "format": EXPORT_FORMAT, "format_version": EXPORT_FORMAT_VERSION,
@@ -360,7 +472,7 @@ def _run_document(run: Run, *, rows: int, steps: int, revisions: int, missing: i
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "eval_result": run.eval_result,
         "exported_at": timezone.now().isoformat(),
-        "rows": rows, "steps": steps, "revisions": revisions, "missing_images": missing,
+        "rows": rows, "chain_rows": chain_rows, "steps": steps, "revisions": revisions, "missing_images": missing,
         "thirds": thirds.to_dict(),
         "files": files,
     }
@@ -386,6 +498,7 @@ def _card(run: Run, document: dict, thirds: Thirds) -> DatasetCard:
     return dataset_card(
         template=CARD_TEMPLATE, pretty_name=f"{run.name} (run {run.pk}) rollouts", rows=document["rows"],
         data_files=f"{DATA_DIR}/train-*.parquet",
+        more_configs={"chain": f"{CHAIN_DIR}/train-*.parquet"} if document["chain_rows"] else {},
         tags=("grpo", "reinforcement-learning", "code-generation", "p5.js", "watercolour"),
         task_categories=("text-generation", "reinforcement-learning"),
         run=run, document=document, recipe=recipe, thirds=thirds, table=_thirds_table(thirds),
@@ -393,6 +506,8 @@ def _card(run: Run, document: dict, thirds: Thirds) -> DatasetCard:
                for key, spec in (("slope", ".5f"), ("slope_se", ".5f"), ("t_stat", ".2f"))},
         arguments=RunArguments.from_dict(run.hyperparameters).to_dict(),  # read as the trainer reads them
         columns=[(name, description) for name, _, description in COLUMNS],
+        chain_columns=[(name, description) for name, _, description in CHAIN_COLUMNS], chain_dir=CHAIN_DIR,
+        turns=RunArguments.from_dict(run.hyperparameters).turns,
         data_dir=DATA_DIR, steps_file=STEPS_FILE, run_file=RUN_FILE, metric_prefix=METRIC_PREFIX,
         revisions_file=REVISIONS_FILE, revisions_dir=REVISIONS_DIR,
     )
@@ -472,13 +587,13 @@ def export_run(*, run: Run, out_dir: Path, progress: Progress | None = None,
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
     try:
-        rows, shards, missing = _write_rollouts(run, staging, progress)
+        rows, shards, chain_rows, chain_shards, missing = _write_rollouts(run, staging, progress)
         steps = _write_steps(run, staging)
         revisions, revision_files = _write_revisions(run, staging)
         thirds = thirds_from_export(staging)
-        files = [*shards, STEPS_FILE, *revision_files, CARD_FILE, RUN_FILE]
-        document = _run_document(run, rows=rows, steps=steps, revisions=revisions, missing=missing, files=files,
-                                 thirds=thirds)
+        files = [*shards, *chain_shards, STEPS_FILE, *revision_files, CARD_FILE, RUN_FILE]
+        document = _run_document(run, rows=rows, chain_rows=chain_rows, steps=steps, revisions=revisions,
+                                 missing=missing, files=files, thirds=thirds)
         run_json = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
         (staging / RUN_FILE).write_text(run_json, encoding="utf-8")
         _card(run, document, thirds).save(staging / CARD_FILE)
@@ -488,7 +603,7 @@ def export_run(*, run: Run, out_dir: Path, progress: Progress | None = None,
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return ExportResult(
-        out_dir=out_dir, rows=rows, shards=tuple(out_dir / name for name in shards), steps=steps,
+        out_dir=out_dir, rows=rows, shards=tuple(out_dir / name for name in shards), chain_rows=chain_rows, steps=steps,
         size_bytes=size, missing_images=missing, thirds=thirds, files=tuple(files),
     )
 

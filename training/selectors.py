@@ -1,6 +1,7 @@
 """Reads for runs: the list with its summary columns, a run's steps and rollouts."""
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -8,12 +9,13 @@ from urllib.parse import urlencode
 
 from django.core.files.storage import default_storage
 from django.db import connection
-from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 
 from training import metrics as keys
 from training.checkpoints import checkpoint_step, last_checkpoint
 from training.config import RunArguments
-from training.models import Revision, Rollout, Run, Step
+from training.editor.presenters import failure_label
+from training.models import Revision, Rollout, RolloutTurn, Run, Step
 from training.trainer import ADAPTER_DIR
 
 
@@ -66,8 +68,14 @@ def seconds_per_rollout(*, recent_steps: int = 30) -> float | None:
 
 GALLERY_STEPS_PER_PAGE = 8
 GALLERY_ROLLOUTS_PER_PAGE = 48
-GALLERY_SORTS = {"step": "by step", "reward-desc": "best first", "reward-asc": "worst first"}
+GALLERY_SORTS = {"step": "by step", "reward-desc": "best first", "reward-asc": "worst first",
+                 "gain-desc": "most improved first"}
 GALLERY_STATES = {"": "all", "passed": "passed", "failed": "failed gate or render", "none": "None (infrastructure)"}
+# Runs with revision turns: how a rollout's last turn compares with its first (their own
+# painting rewards, not the combined reward).
+GALLERY_CHAINS = {"": "any", "improved": "improved on turn 1", "worse": "got worse than turn 1",
+                  "same": "no change", "fixed": "fixed a gate failure"}
+CHAIN_ONLY_SORTS = frozenset({"gain-desc"})
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,7 @@ class GalleryFilter:
 
     state: str = ""
     violation: str = ""
+    chain: str = ""
     reward_min: float | None = None
     reward_max: float | None = None
     sort: str = "step"
@@ -101,6 +110,10 @@ class GalleryFilter:
         if state not in GALLERY_STATES:
             errors.append(f"unknown state {state[:20]!r}")
             state = ""
+        chain = query.get("chain", "")
+        if chain not in GALLERY_CHAINS:
+            errors.append(f"unknown chain filter {chain[:20]!r}")
+            chain = ""
         sort = query.get("sort", "step")
         if sort not in GALLERY_SORTS:
             errors.append(f"unknown sort {sort[:20]!r}")
@@ -110,14 +123,15 @@ class GalleryFilter:
             errors.append("the reward range is empty (min is above max)")
         step, page = number("step", int), number("page", int)
         return cls(
-            state=state, violation=(query.get("violation") or "").strip()[:40], reward_min=low, reward_max=high,
+            state=state, violation=(query.get("violation") or "").strip()[:40], chain=chain,
+            reward_min=low, reward_max=high,
             sort=sort, step=max(1, step) if step else None, page=max(1, page or 1), errors=tuple(errors),
         )
 
     def query(self, **changes) -> str:
         """The query string of this filter with some fields changed (for links that work without JS)."""
         values = {
-            "state": self.state, "violation": self.violation, "reward_min": self.reward_min,
+            "state": self.state, "violation": self.violation, "chain": self.chain, "reward_min": self.reward_min,
             "reward_max": self.reward_max, "sort": self.sort, "step": self.step, "page": self.page,
         } | changes
         kept = {key: value for key, value in values.items() if value not in (None, "")}
@@ -137,8 +151,36 @@ def _violation_q(code: str) -> Q:
     return Q(violations__icontains=f'"{code}"')  # SQLite stores JSON as text
 
 
+def _turn_value(field_name: str, turn) -> Subquery:
+    return Subquery(RolloutTurn.objects.filter(rollout=OuterRef("pk"), turn=turn).values(field_name)[:1])
+
+
+def with_turn_rewards(rollouts: QuerySet) -> QuerySet:
+    """Annotate first_reward, final_reward (the first and last turns' own painting rewards),
+    first_passed and gain = final - first: None for single-turn rollouts (no chain rows)."""
+    return rollouts.annotate(
+        first_reward=_turn_value("reward", 1), final_reward=_turn_value("reward", OuterRef("turns")),
+        first_passed=_turn_value("passed", 1),
+    ).annotate(gain=F("final_reward") - F("first_reward"))
+
+
+# Only what a card draws of each turn.
+_CARD_TURNS = Prefetch("chain", queryset=RolloutTurn.objects.only(
+    "id", "rollout_id", "turn", "png", "passed", "violations", "reward", "failure"))
+
+
 def gallery_rollouts(run: Run, flt: GalleryFilter) -> QuerySet:
     rollouts = Rollout.objects.filter(run=run).defer("reply", "prompt", "judge_detail", "errors")
+    if flt.chain or flt.sort in CHAIN_ONLY_SORTS:
+        rollouts = with_turn_rewards(rollouts.filter(turns__gt=1))
+    if flt.chain == "improved":
+        rollouts = rollouts.filter(gain__gt=0)
+    elif flt.chain == "worse":
+        rollouts = rollouts.filter(gain__lt=0)
+    elif flt.chain == "same":
+        rollouts = rollouts.filter(gain=0)
+    elif flt.chain == "fixed":
+        rollouts = rollouts.filter(first_passed=False, passed=True)
     if flt.state == "passed":
         rollouts = rollouts.filter(passed=True, reward__isnull=False)
     elif flt.state == "failed":
@@ -195,7 +237,8 @@ def gallery_page(run: Run, flt: GalleryFilter) -> GalleryPage:
         # page always holds a full window, so a step near the end starts the last window.
         first = max(1, min(flt.step or last, last - per + 1))
         page.first_step, page.last_step = first, min(last, first + per - 1)
-        window = list(rollouts.filter(step__gte=page.first_step, step__lte=page.last_step).order_by("step", "group", "position"))
+        window = list(rollouts.filter(step__gte=page.first_step, step__lte=page.last_step)
+                      .order_by("step", "group", "position").prefetch_related(_CARD_TURNS))
         metrics = dict(Step.objects.filter(run=run, step__gte=page.first_step, step__lte=page.last_step).values_list("step", "metrics"))
         by_step: dict[int, list[Rollout]] = {}
         for rollout in window:
@@ -209,18 +252,95 @@ def gallery_page(run: Run, flt: GalleryFilter) -> GalleryPage:
             page.next_query = flt.query(step=page.last_step + 1)
         return page
     per = GALLERY_ROLLOUTS_PER_PAGE
-    order = ("-reward", "step", "position") if flt.sort == "reward-desc" else ("reward", "step", "position")
+    if flt.sort == "gain-desc":
+        order = ("-gain", "-reward", "step", "position")
+        rollouts = rollouts.filter(gain__isnull=False)  # a None turn reward has no gain
+    else:
+        order = ("-reward", "step", "position") if flt.sort == "reward-desc" else ("reward", "step", "position")
     rollouts = rollouts.filter(reward__isnull=False)  # None is not a reward: it cannot rank
     page.matching = rollouts.count()
     page.pages = max(1, -(-page.matching // per))
     page.page = min(flt.page, page.pages)
     start = (page.page - 1) * per
-    page.rollouts = list(rollouts.order_by(*order)[start:start + per])
+    page.rollouts = list(rollouts.order_by(*order).prefetch_related(_CARD_TURNS)[start:start + per])
     if page.page > 1:
         page.previous_query = flt.query(page=page.page - 1)
     if page.page < page.pages:
         page.next_query = flt.query(page=page.page + 1)
     return page
+
+
+# --- a rollout's chain (revision turns) ---------------------------------------------------
+
+@dataclass(frozen=True)
+class DiffLine:
+    kind: str  # "add", "del", "ctx" or "hunk" (an @@ line: where the lines below are)
+    text: str
+
+
+@dataclass(frozen=True)
+class CodeDiff:
+    """The unified line diff from one turn's code to the next's."""
+
+    lines: tuple[DiffLine, ...]
+    added: int
+    removed: int
+
+
+def code_diff(before: str, after: str, *, context: int = 3) -> CodeDiff:
+    lines: list[DiffLine] = []
+    for text in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=context):
+        if text.startswith(("---", "+++")) and not lines:
+            continue  # the two file headers; a removed line starting "--" comes after a hunk header
+        kind = {"@": "hunk", "+": "add", "-": "del"}.get(text[:1], "ctx")
+        lines.append(DiffLine(kind, text))
+    return CodeDiff(tuple(lines), sum(1 for x in lines if x.kind == "add"), sum(1 for x in lines if x.kind == "del"))
+
+
+@dataclass(frozen=True)
+class ChainTurn:
+    turn: RolloutTurn
+    diff: CodeDiff | None  # from the turn before; None on turn 1
+    delta: float | None  # this turn's reward minus the turn before's; None on turn 1 or with a None
+    failure: str  # "Gate failed", "Render failed"...: why a turn has no passing painting; "" when it has
+
+    @property
+    def parts(self) -> list[tuple[str, float]]:
+        """(part, value) of the reward parts this turn has, in the charts' order."""
+        parts = self.turn.parts if isinstance(self.turn.parts, dict) else {}
+        return [(name, parts[name]) for name in keys.PART if isinstance(parts.get(name), (int, float))]
+
+
+@dataclass(frozen=True)
+class RolloutChain:
+    """A multi-turn rollout's turns in order, and how its reward was made from them."""
+
+    turns: tuple[ChainTurn, ...]
+    weight: float  # the run's revision_gain_weight
+    first: float | None  # turn 1's own painting reward
+    final: float | None  # the last turn's
+    reward: float | None  # the rollout's stored (combined) reward
+
+    @property
+    def gain(self) -> float | None:
+        return None if self.first is None or self.final is None else self.final - self.first
+
+
+def rollout_chain(rollout: Rollout) -> RolloutChain | None:
+    """The chain of a multi-turn rollout; None for a single-turn one (it has no chain rows)."""
+    turns = list(rollout.chain.order_by("turn")) if rollout.turns > 1 else []
+    if not turns:
+        return None
+    shown: list[ChainTurn] = []
+    for before, turn in zip([None, *turns], turns):
+        delta = None
+        if before is not None and before.reward is not None and turn.reward is not None:
+            delta = turn.reward - before.reward
+        failure = failure_label(turn.violations) if not turn.passed and turn.reward is not None else ""
+        shown.append(ChainTurn(turn, code_diff(before.code, turn.code) if before else None, delta, failure))
+    weight = RunArguments.from_dict(rollout.run.hyperparameters).revision_gain_weight
+    return RolloutChain(tuple(shown), weight=weight, first=turns[0].reward, final=turns[-1].reward,
+                        reward=rollout.reward)
 
 
 # --- comparing runs -----------------------------------------------------------------------

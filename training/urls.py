@@ -16,5 +16,7 @@ urlpatterns = [
     path("<int:run_id>/delete/", views.run_delete, name="delete"),
     path("<int:run_id>/merge/", views.run_merge, name="merge"),
     path("<int:run_id>/rollouts/<int:rollout_id>.png", views.rollout_image, name="rollout-image"),
+    path("<int:run_id>/rollouts/<int:rollout_id>/turns/<int:turn>.png", views.rollout_turn_image,
+         name="rollout-turn-image"),
     path("", include("training.editor.urls")),
 ]

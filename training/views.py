@@ -17,7 +17,7 @@ from training import selectors, services
 from training.config import RunArguments
 from training.forms import LaunchForm
 from training.model_export import MERGE_PENDING, ModelExportError, merge_request, merge_state
-from training.models import Rollout, Run, RunExport
+from training.models import Rollout, RolloutTurn, Run, RunExport
 from training.stats import run_thirds
 from training.tracking import tracking_places
 
@@ -185,9 +185,12 @@ def gallery(request, run_id: int):
     """Every rollout of a run: rows per step (newest first) or ranked by reward, filtered."""
     run = get_object_or_404(Run.objects.select_related("pool"), pk=run_id)
     flt = selectors.GalleryFilter.from_query(request.GET)
+    turns = RunArguments.from_dict(run.hyperparameters).turns
+    sorts = selectors.GALLERY_SORTS if turns > 1 else {
+        key: label for key, label in selectors.GALLERY_SORTS.items() if key not in selectors.CHAIN_ONLY_SORTS}
     context = {
-        "run": run, "filter": flt, "page": selectors.gallery_page(run, flt),
-        "sorts": selectors.GALLERY_SORTS, "states": selectors.GALLERY_STATES,
+        "run": run, "filter": flt, "page": selectors.gallery_page(run, flt), "turns": turns,
+        "sorts": sorts, "states": selectors.GALLERY_STATES, "chains": selectors.GALLERY_CHAINS,
         "part_names": tuple(keys.PART),
         "keys": keys.TEMPLATE_KEYS,
     }
@@ -227,3 +230,12 @@ def rollout_image(request, run_id: int, rollout_id: int):
     if not rollout.png:
         raise Http404("this rollout has no painting")
     return stored_png_response(rollout.png)
+
+
+@require_GET
+def rollout_turn_image(request, run_id: int, rollout_id: int, turn: int):
+    """The painting of one turn of a multi-turn rollout's chain."""
+    row = get_object_or_404(RolloutTurn.objects.only("png"), rollout_id=rollout_id, rollout__run_id=run_id, turn=turn)
+    if not row.png:
+        raise Http404("this turn has no painting")
+    return stored_png_response(row.png)

@@ -6,18 +6,23 @@ so pages, exports and statistics can be tested quickly.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 from django.conf import settings
 
+from paintapp.env.feedback import feedback_text, turn_from_records
 from paintapp.env.gate import gate_source
+from paintapp.env.image import paint_fraction
+from paintapp.env.length import length_score
+from paintapp.env.painting import Painting
 from paintapp.env.reward import PRESETS
 from paintapp.storage import store_content_addressed
 from tests.curation.factories import png_bytes
 from training import metrics as keys
 from training.checkpoints import seal
 from training.config import RunArguments
-from training.models import Revision, Rollout, Run, Step
+from training.models import Revision, Rollout, RolloutTurn, Run, Step
 
 CORPUS = Path(__file__).resolve().parents[1] / "env" / "corpus"
 GOOD = (CORPUS / "good" / "hibiscus.js").read_text()  # a complete sketch that passes the gate
@@ -37,6 +42,8 @@ BARE_RECT = """function setup() {
   rect(0, 0, 10, 10);
 }
 """
+# BARE_RECT revised: the bare rect replaced by brush calls, which the gate passes.
+FIXED_RECT = BARE_RECT.replace("  rect(0, 0, 10, 10);\n", '  brush.fill("#7c3aed", 120);\n  brush.circle(320, 260, 60);\n')
 # Rows carry the gate's real verdicts on their code, so a "passed" rollout's code passes.
 GOOD_VERDICT = gate_source(GOOD)
 BARE_RECT_VERDICT = gate_source(BARE_RECT)
@@ -102,6 +109,79 @@ def make_run(pool, *, steps: int = 3, generations: int = 4, status: str = "finis
             keys.STEP_S: 20.0, keys.GENERATION_S: 5.0, keys.RENDER_S: 10.0, keys.SCORE_S: 2.0, keys.UPDATE_S: 3.0,
         })
     return run
+
+
+def make_chain_run(pool, *, turns: int = 2, weight: float = 0.5, name: str = "revising run", **kwargs) -> Run:
+    """A run of `turns`-turn rollouts (no rollouts yet: add them with make_chain_rollout)."""
+    run = make_run(pool, steps=0, name=name, **kwargs)
+    args = RunArguments.from_dict({**run.hyperparameters, "turns": turns, "revision_gain_weight": weight})
+    run.hyperparameters = args.to_dict()
+    run.save(update_fields=["hyperparameters"])
+    return run
+
+
+def make_chain_rollout(run: Run, codes: Sequence[str], rewards: Sequence[float | None], *, step: int = 1,
+                       group: int = 0, position: int = 0, pngs: Sequence[bytes | None] | None = None,
+                       subject: str = "a peach hibiscus") -> Rollout:
+    """A multi-turn rollout whose rows are what the trainer writes: one RolloutTurn per code.
+
+    Each turn's `passed`/`violations` are the real gate's verdict on its code; a turn whose
+    code the gate refuses gets reward 0 and no painting (its entry in `rewards` must be 0).
+    A passed turn is painted with `pngs[i]` (a real render, say) or a small test PNG, and its
+    reward is `rewards[i]` (None: infrastructure failure). Every turn but the last carries the
+    feedback `paintapp.env.feedback` writes from that turn's own fields. The Rollout repeats
+    the last turn, with the combined reward final + w × (final − first) of the run's weight.
+    """
+    assert len(codes) == len(rewards) >= 2, "a chain has two turns or more, one reward each"
+    weight = RunArguments.from_dict(run.hyperparameters).revision_gain_weight
+    references = list(run.pool.members.filter(split="train").values_list("reference_id", flat=True)[:2])
+    rows = []
+    for index, (code, reward) in enumerate(zip(codes, rewards, strict=True)):
+        verdict = gate_source(code)
+        assert verdict.passed or reward == 0.0, f"turn {index + 1} fails the gate: its reward is 0"
+        painted = verdict.passed and reward is not None
+        png = (pngs[index] if pngs and pngs[index] else png_bytes(size=48)) if painted else None
+        judge = round(min(1.0, reward * 1.1), 4) if painted else None
+        judge_detail = {"score": judge, "dropped": 0, "references": [
+            {"reference_id": rid, "score": judge, "orders": [
+                {"candidate_first": True, "p_candidate": judge, "reason": "looser, more alive washes"},
+                {"candidate_first": False, "p_candidate": judge, "reason": "the reference has cleaner edges"},
+            ]} for rid in references]} if painted else {}
+        length = round(length_score(code), 4)
+        parts = {"gate": 1.0 if verdict.passed else 0.0, "length": length, "judge": judge,
+                 "quality": 0.5 if painted else None,
+                 "unavailable": ["render: TimeoutError: no render worker answered"] if reward is None else []}
+        fraction = round(paint_fraction(png), 4) if painted else None
+        render = {"png": png, "paint_fraction": fraction, "errors": [], "violations": []} if verdict.passed else None
+        feedback = feedback_text(turn_from_records(
+            Painting(code=code, gate=verdict, render=None, length_score=length),
+            render=render, score={"judge": judge_detail} if painted else None, reward=reward, parts=parts,
+        )) if index < len(codes) - 1 else ""
+        rows.append(RolloutTurn(
+            turn=index + 1, reply=f"```js\n{code}```", code=code,
+            png=store_content_addressed(png, folder="renders") if png else "",
+            passed=painted, violations=verdict.codes, reward=reward, parts=parts, judge_detail=judge_detail,
+            paint_fraction=fraction, stats=verdict.stats, timings={"render_ms": 900} if painted else {},
+            failure="render: TimeoutError: no render worker answered" if reward is None else "", feedback=feedback,
+        ))
+    first, last = rows[0], rows[-1]
+    # None when any turn's reward is None, as training/turns.py's rollout_reward has it.
+    combined = None if any(row.reward is None for row in rows) else round(
+        last.reward + weight * (last.reward - first.reward), 6)
+    rollout = Rollout.objects.create(
+        run=run, step=step, group=group, position=position, subject=subject,
+        prompt=f"Paint {subject} in loose watercolour.", reply=last.reply, code=last.code, png=last.png,
+        passed=last.passed, violations=last.violations, reward=combined, parts=last.parts,
+        judge_detail=last.judge_detail, reference_ids=references, paint_fraction=last.paint_fraction,
+        stats=last.stats, timings=last.timings, failure=last.failure, turns=len(rows),
+    )
+    for row in rows:
+        row.rollout = rollout
+    RolloutTurn.objects.bulk_create(rows)
+    if run.steps_done < step:
+        run.steps_done = step
+        run.save(update_fields=["steps_done"])
+    return rollout
 
 
 def make_revision(rollout: Rollout, curator, *, reward: float = 0.6, color: tuple[int, int, int] = (40, 90, 160)) -> Revision:

@@ -17,9 +17,19 @@ from django.core.management.base import CommandError
 from huggingface_hub import DatasetCard
 
 from tests.curation.factories import make_pool
-from tests.training.factories import make_revision, make_run
+from tests.training.factories import (
+    BARE_RECT,
+    FIXED_RECT,
+    GOOD,
+    make_chain_rollout,
+    make_chain_run,
+    make_revision,
+    make_run,
+)
 from training import export as export_module
 from training.export import (
+    CHAIN_COLUMN_NAMES,
+    CHAIN_FEATURES,
     COLUMN_NAMES,
     ROLLOUT_FEATURES,
     ExportRefused,
@@ -27,7 +37,7 @@ from training.export import (
     export_zip_name,
     write_run_zip,
 )
-from training.models import Rollout
+from training.models import Rollout, RolloutTurn
 from training.stats import run_thirds, thirds_from_export
 
 pytestmark = pytest.mark.django_db
@@ -187,6 +197,70 @@ def test_it_describes_the_run_in_run_json_and_the_dataset_card(run, tmp_path):
         {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}]
 
 
+def test_a_single_turn_runs_rows_are_turn_1_and_it_writes_no_chain(run, tmp_path):
+    result = export_run(run=run, out_dir=tmp_path / "export")
+    rows = rows_by_slot(tmp_path / "export", tmp_path)
+    assert {row["turn"] for row in rows.values()} == {1}
+    assert result.chain_rows == 0 and not (tmp_path / "export" / "chain").exists()
+    assert json.loads((tmp_path / "export" / "run.json").read_text())["chain_rows"] == 0
+    assert "Chain columns" not in (tmp_path / "export" / "README.md").read_text()
+
+
+@pytest.fixture
+def chain_run(curator):
+    """Two 2-turn rollouts (weight 0.5): a gate failure fixed, and a painting revised for worse."""
+    run = make_chain_run(make_pool(curator), turns=2, weight=0.5)
+    make_chain_rollout(run, [BARE_RECT, FIXED_RECT], [0.0, 0.4], position=0)
+    make_chain_rollout(run, [GOOD, FIXED_RECT], [0.6, 0.2], position=1)
+    return run
+
+
+def test_a_multi_turn_run_exports_its_last_turns_as_rollouts_and_every_turn_as_the_chain(chain_run, tmp_path):
+    result = export_run(run=chain_run, out_dir=tmp_path / "export")
+    folder = tmp_path / "export"
+    assert result.rows == 2 and result.chain_rows == 4 and "chain/train-00000-of-00001.parquet" in result.files
+    rollouts = load_dataset(str(folder), split="train", cache_dir=str(tmp_path / "hf-cache"))
+    assert [(r["position_in_group"], r["turn"], r["reward"]) for r in rollouts] == [
+        (0, 2, pytest.approx(0.6)), (1, 2, pytest.approx(0.0))]  # 0.4 + 0.5 × 0.4; 0.2 + 0.5 × (0.2 − 0.6)
+    chain = load_dataset(str(folder), "chain", split="train", cache_dir=str(tmp_path / "hf-cache"))
+    assert tuple(chain.column_names) == CHAIN_COLUMN_NAMES and chain.features == CHAIN_FEATURES
+    assert [(r["position_in_group"], r["turn"], r["turns"], r["reward"]) for r in chain] == [
+        (0, 1, 2, 0.0), (0, 2, 2, 0.4), (1, 1, 2, 0.6), (1, 2, 2, 0.2)]
+    fixed_first, fixed_last = chain[0], chain[1]
+    # The refused first sketch: no painting, the gate's codes, the feedback the model was given.
+    assert fixed_first["image"] is None and fixed_first["violations"] == ["bare_primitives"]
+    assert fixed_first["code"] == BARE_RECT and not fixed_first["passed"]
+    stored = RolloutTurn.objects.get(rollout__run=chain_run, rollout__position=0, turn=1)
+    assert fixed_first["feedback"] == stored.feedback and "line 5:3" in fixed_first["feedback"]
+    assert fixed_last["image"].size == (48, 48) and fixed_last["feedback"] == "" and fixed_last["passed"]
+    assert fixed_last["rollout_reward"] == pytest.approx(0.6) and fixed_last["rollout_id"] == rollouts[0]["rollout_id"]
+    assert json.loads(fixed_last["judge_detail"])["score"] == fixed_last["judge"]
+
+
+def test_a_multi_turn_runs_card_declares_the_chain_config_and_documents_its_columns(chain_run, tmp_path):
+    export_run(run=chain_run, out_dir=tmp_path / "export")
+    assert json.loads((tmp_path / "export" / "run.json").read_text())["chain_rows"] == 4
+    card = (tmp_path / "export" / "README.md").read_text()
+    data = DatasetCard.load(tmp_path / "export" / "README.md").data
+    assert data.configs == [
+        {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]},
+        {"config_name": "chain", "data_files": [{"split": "train", "path": "chain/train-*.parquet"}]},
+    ]
+    assert "## Chain columns" in card and "`feedback`: the user message" in card and "`turn`: the turn" in card
+    assert 'load_dataset("path/to/this/folder", "chain", split="train")' in card
+    assert "revision turns: up to 2 sketches a rollout (4 turns in all), weight on improvement 0.5" in card
+
+
+def test_it_shards_the_chain_and_keeps_its_turns_in_order(chain_run, tmp_path, monkeypatch):
+    monkeypatch.setattr(export_module, "SHARD_ROWS", 3)
+    result = export_run(run=chain_run, out_dir=tmp_path / "export")
+    assert [name for name in result.files if name.startswith("chain/")] == [
+        "chain/train-00000-of-00002.parquet", "chain/train-00001-of-00002.parquet"]
+    chain = load_dataset(str(tmp_path / "export"), "chain", split="train", cache_dir=str(tmp_path / "hf-cache"))
+    assert [(r["position_in_group"], r["turn"]) for r in chain.select_columns(["position_in_group", "turn"])] == [
+        (0, 1), (0, 2), (1, 1), (1, 2)]
+
+
 def test_it_exports_the_curators_revisions_with_their_paintings_beside_the_rollouts(run, curator, tmp_path):
     rollout = Rollout.objects.get(run=run, step=2, position=2)
     revisions = [make_revision(rollout, curator, reward=0.8), make_revision(rollout, curator, reward=0.3)]
@@ -300,6 +374,11 @@ def test_the_command_prints_the_rows_shards_size_and_thirds(run, tmp_path):
     assert "(steps 1-2, 3-4, 5-6)" in lines[2]
     assert f"t {thirds.t_stat:.2f}" in lines[3]
     assert lines[4] == "  rollouts under 0.3: 4 → 0 (first → last third)"
+
+
+def test_the_command_counts_the_turns_of_a_multi_turn_runs_chains(chain_run, tmp_path):
+    out = call("export_run", str(chain_run.pk), str(tmp_path / "export"))
+    assert out.splitlines()[1].startswith("  2 rollouts in 1 shard, 4 turns of their chains, 0 steps, ")
 
 
 def test_the_command_says_why_a_short_run_has_no_thirds(curator, tmp_path):

@@ -49,8 +49,9 @@ class Command(BaseCommand):
         shards = len(result.shards)
         self.stdout.write(self.style.SUCCESS(f"Exported run {run.pk} ({run.name}) to {result.out_dir}"))
         self.stdout.write(
-            f"  {result.rows} rollouts in {shards} shard{'s' * (shards != 1)}, {result.steps} steps, "
-            f"{human_size(result.size_bytes)}"
+            f"  {result.rows} rollouts in {shards} shard{'s' * (shards != 1)}, "
+            + (f"{result.chain_rows} turns of their chains, " if result.chain_rows else "")
+            + f"{result.steps} steps, {human_size(result.size_bytes)}"
         )
         if result.missing_images:
             self.stdout.write(self.style.WARNING(
