@@ -23,6 +23,7 @@ from training import metrics as keys
 from training.checkpoints import seal
 from training.config import RunArguments
 from training.models import Revision, Rollout, RolloutTurn, Run, Step
+from training.turns import rollout_reward
 
 CORPUS = Path(__file__).resolve().parents[1] / "env" / "corpus"
 GOOD = (CORPUS / "good" / "hibiscus.js").read_text()  # a complete sketch that passes the gate
@@ -164,10 +165,8 @@ def make_chain_rollout(run: Run, codes: Sequence[str], rewards: Sequence[float |
             paint_fraction=fraction, stats=verdict.stats, timings={"render_ms": 900} if painted else {},
             failure="render: TimeoutError: no render worker answered" if reward is None else "", feedback=feedback,
         ))
-    first, last = rows[0], rows[-1]
-    # None when any turn's reward is None, as training/turns.py's rollout_reward has it.
-    combined = None if any(row.reward is None for row in rows) else round(
-        last.reward + weight * (last.reward - first.reward), 6)
+    last = rows[-1]
+    combined = rollout_reward([row.reward for row in rows], gain_weight=weight)
     rollout = Rollout.objects.create(
         run=run, step=step, group=group, position=position, subject=subject,
         prompt=f"Paint {subject} in loose watercolour.", reply=last.reply, code=last.code, png=last.png,
