@@ -12,7 +12,8 @@ from tests.support.runs import FAST
 from tests.training.factories import BARE_RECT, GOOD
 from training import metrics as keys
 from training.config import RunArguments
-from training.models import Run
+from training.management.follow import step_line
+from training.models import Run, Step
 from training.rewarding import PaintingReward, revision_metrics
 from training.trainer import build_trainer, training_dataset
 from training.turns import RevisionRollout, TurnOutcome, rollout_reward, turn_feedback
@@ -107,3 +108,11 @@ def test_the_revision_figures_count_turn_rewards_gain_improved_and_fixed_and_lea
     no_gate_failure = revision_metrics([chain((GOOD, 0.4), (GOOD, 0.7))])
     assert keys.FIXED_SHARE not in no_gate_failure  # nothing to fix is not "0% fixed"
     assert revision_metrics([chain((GOOD, None))]) == {}
+
+
+def test_following_a_multi_turn_run_prints_each_turns_reward_the_gain_and_the_share_improved():
+    metrics = {keys.GATE_PASS_RATE: 0.75, keys.turn_reward(1): 0.41, keys.turn_reward(2): 0.58,
+               keys.REVISION_GAIN: 0.17, keys.IMPROVED_SHARE: 0.625}
+    line = step_line(Step(step=3, reward_mean=0.58, reward_std=0.1, metrics=metrics))
+    assert line.endswith("turns 0.410 → 0.580  gain 0.170  improved 0.62")
+    assert "turns" not in step_line(Step(step=3, reward_mean=0.58, reward_std=0.1, metrics={keys.GATE_PASS_RATE: 0.75}))

@@ -16,11 +16,16 @@ def _fmt(value, places: int = 3) -> str:
 
 def step_line(step: Step) -> str:
     m = step.metrics
-    return (
+    line = (
         f"step {step.step:>4}  reward {_fmt(step.reward_mean)} ± {_fmt(step.reward_std)}  "
         f"gate {_fmt(m.get(keys.GATE_PASS_RATE))}  none {int(m.get(keys.NONE_COUNT) or 0)}  "
         f"<{keys.LOW_REWARD} {int(m.get(keys.LOW_COUNT) or 0)}  {_fmt(m.get(keys.STEP_S), 1)} s"
     )
+    turns = [m.get(key) for key in keys.TURN_REWARDS if key in m]
+    if turns:  # a run with revision turns: each turn's mean reward, then the gain and the share improved
+        line += (f"  turns {' → '.join(_fmt(t) for t in turns)}  gain {_fmt(m.get(keys.REVISION_GAIN))}"
+                 f"  improved {_fmt(m.get(keys.IMPROVED_SHARE), 2)}")
+    return line
 
 
 def follow_run(run: Run, *, poll: float, initial: int = 0) -> Run:
