@@ -38,6 +38,7 @@ from typing import Any
 from paintapp.env.feedback import feedback_text, revision_messages, turn_from_records
 from paintapp.env.prompts import build_messages, make_subject
 from painting.pipeline import Painted
+from training import together
 
 REVISION_CHAIN = "revision_chain"  # the column TRL hands from the rollout function to the reward function
 _SENTINEL = "\u2063revision-turn-reply\u2063"  # a reply text no chat template changes
@@ -107,8 +108,12 @@ class RevisionRollout:
             for i, outcome in zip(going, painted, strict=True):
                 chains[i].append(TurnOutcome(reply=replies[i], painted=outcome))
             going = [i for i in going if chains[i][-1].reward is not None]
-            if turn == self.turns or not going:
+            # Every process of a multi-process run goes on to the next turn while any has a
+            # rollout going: paint_turn gathers all of them, even those with nothing to paint.
+            if turn == self.turns or not any(together.gather(bool(going))):
                 break
+            if not going:
+                continue
             next_ids = []
             for i in going:
                 last = chains[i][-1]
