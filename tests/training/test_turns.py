@@ -5,6 +5,8 @@ import pytest
 
 from paintapp.env.feedback import revision_messages
 from paintapp.env.painting import paint_reply
+from paintapp.env.render_config import RendererConfig
+from paintapp.env.renderer import Renderer
 from paintapp.env.reward import PRESETS
 from painting.pipeline import InProcess, Painted, PaintJob
 from tests.curation.factories import make_pool
@@ -21,10 +23,28 @@ from training.turns import RevisionRollout, TurnOutcome, rollout_reward, turn_fe
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def quick_renderer():
+    """The quick test model's sketches that pass the gate may loop: a render here ends in 3 s."""
+    with Renderer(RendererConfig(timeout_s=3)) as renderer:
+        yield renderer
+
+
 @pytest.fixture
 def media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """As the trainer sets it on CPU (train_steps): contended OpenMP threads make generation crawl."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def revision_rollout(curator, tiny_model, renderer, media, **arguments):
@@ -40,9 +60,9 @@ def revision_rollout(curator, tiny_model, renderer, media, **arguments):
 
 
 def test_the_model_sees_its_reply_and_the_feedback_as_the_chat_template_writes_them_and_trains_only_on_its_replies(
-    curator, tiny_model, renderer, media
+    curator, tiny_model, quick_renderer, media
 ):
-    trainer, prompts, out = revision_rollout(curator, tiny_model, renderer, media, max_completion_length=128)
+    trainer, prompts, out = revision_rollout(curator, tiny_model, quick_renderer, media, max_completion_length=128)
     tokenizer = trainer._tokenizer
     for prompt, ids, completion, mask, chain in zip(prompts, out["prompt_ids"], out["completion_ids"], out["env_mask"],
                                                     out["revision_chain"], strict=True):
@@ -60,8 +80,8 @@ def test_the_model_sees_its_reply_and_the_feedback_as_the_chat_template_writes_t
         assert tokenizer.decode(model_tokens[-(len(completion) - turn_two):], skip_special_tokens=True) == second.reply
 
 
-def test_a_reply_cut_at_the_length_limit_gets_an_end_of_turn_the_model_is_not_trained_on(curator, tiny_model, renderer, media):
-    trainer, _, out = revision_rollout(curator, tiny_model, renderer, media, max_completion_length=16)
+def test_a_reply_cut_at_the_length_limit_gets_an_end_of_turn_the_model_is_not_trained_on(curator, tiny_model, quick_renderer, media):
+    trainer, _, out = revision_rollout(curator, tiny_model, quick_renderer, media, max_completion_length=16)
     eos = trainer._tokenizer.eos_token_id
     for completion, mask in zip(out["completion_ids"], out["env_mask"], strict=True):
         cut = mask.index(0)
