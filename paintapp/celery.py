@@ -39,6 +39,7 @@ app.conf.task_routes = {
     # `train`: the worker a resumed run needs, idle while its run waits for render or score workers.
     "training.tasks.resume_waiting_runs": {"queue": "train"},
     "training.tasks.merge_run_adapter": {"queue": "train"},  # loads the base model, like the trainer
+    "training.tasks.revise_with_model": {"queue": "train"},  # the editor's "Ask the model to revise"
     "curation.tasks.*": {"queue": "score"},
 }
 app.autodiscover_tasks()

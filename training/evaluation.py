@@ -30,21 +30,31 @@ def eval_references(run: Run, count: int) -> list[int]:
 
 
 def sample_replies(model, processing_class, subjects: list[str], *, n: int, args: RunArguments) -> dict[str, list[str]]:
-    """`n` replies per subject, sampled as the trainer samples. `processing_class` is a tokenizer
-    or a VL model's processor (the prompts are text: its tokenizer does the work). All prompts
-    are generated together, left-padded, at most G sequences a batch: the trainer generates G
-    at once on the same device, so a batch of G fits where training did."""
+    """`n` replies per subject, sampled as the trainer samples (see `sample_chats`)."""
+    jobs = [subject for subject in subjects for _ in range(n)]
+    replies: dict[str, list[str]] = {subject: [] for subject in subjects}
+    sampled = sample_chats(model, processing_class, [build_messages(make_subject(s)) for s in jobs], args=args)
+    for subject, reply in zip(jobs, sampled):
+        replies[subject].append(reply)
+    return replies
+
+
+def sample_chats(model, processing_class, chats: list[list[dict]], *, args: RunArguments) -> list[str]:
+    """One reply to each chat, sampled as the trainer samples (the run's temperature, top-p,
+    top-k and completion length, no thinking). `processing_class` is a tokenizer or a VL
+    model's processor (the chats are text: its tokenizer does the work). All chats are
+    generated together, left-padded, at most G sequences a batch: the trainer generates G at
+    once on the same device, so a batch of G fits where training did."""
     import torch
 
     tokenizer = text_tokenizer(processing_class)
-    jobs = [(subject, tokenizer.apply_chat_template(build_messages(make_subject(subject)), add_generation_prompt=True,
-                                                    tokenize=False, enable_thinking=False))
-            for subject in subjects for _ in range(n)]
-    replies: dict[str, list[str]] = {subject: [] for subject in subjects}
+    prompts = [tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False, enable_thinking=False)
+               for chat in chats]
+    replies: list[str] = []
     batch_size = max(1, args.num_generations)
-    for start in range(0, len(jobs), batch_size):
-        batch = jobs[start:start + batch_size]
-        inputs = tokenizer([prompt for _, prompt in batch], return_tensors="pt", padding=True, padding_side="left",
+    for start in range(0, len(prompts), batch_size):
+        batch = prompts[start:start + batch_size]
+        inputs = tokenizer(batch, return_tensors="pt", padding=True, padding_side="left",
                            add_special_tokens=False).to(model.device)
         with torch.no_grad():
             out = model.generate(
@@ -52,8 +62,7 @@ def sample_replies(model, processing_class, subjects: list[str], *, n: int, args
                 max_new_tokens=args.max_completion_length,
                 pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
             )
-        for (subject, _), row in zip(batch, out[:, inputs["input_ids"].shape[1]:]):
-            replies[subject].append(tokenizer.decode(row, skip_special_tokens=True))
+        replies += [tokenizer.decode(row, skip_special_tokens=True) for row in out[:, inputs["input_ids"].shape[1]:]]
     return replies
 
 

@@ -156,9 +156,14 @@ class Revision(models.Model):
     rollout. `failed` is infrastructure only (no worker answered, a task crashed): no reward.
     `cancelled` (by its author) and `deadline` (a render past the editor's deadline) were
     stopped before a verdict: no reward either.
+
+    A curator writes a revision's code in the editor; or the run's model does ("Ask the model
+    to revise"): then it starts `writing` (the train worker samples the run's latest adapter
+    on the feedback the trainer would give) and goes on to rendering like a curator's edit.
     """
 
     class Status(models.TextChoices):
+        WRITING = "writing", "The model is writing"
         RENDERING = "rendering", "Rendering"
         RENDERED = "rendered", "Rendered"
         SCORING = "scoring", "Scoring"
@@ -167,10 +172,21 @@ class Revision(models.Model):
         CANCELLED = "cancelled", "Cancelled"
         DEADLINE = "deadline", "Past the deadline"
 
-    PENDING = (Status.RENDERING, Status.SCORING)
+    class Author(models.TextChoices):
+        CURATOR = "curator", "Curator"
+        MODEL = "model", "The model"
+
+    PENDING = (Status.WRITING, Status.RENDERING, Status.SCORING)
 
     rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="revisions")
-    code = models.TextField()
+    code = models.TextField(blank=True)
+    author = models.CharField(max_length=10, choices=Author.choices, default=Author.CURATOR)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children",
+                               help_text="the revision the model revised; none: the rollout itself")
+    reply = models.TextField(blank=True, help_text="the model's whole reply (a model's revision)")
+    feedback = models.TextField(blank=True, help_text="the message the model was given after the version it revised")
+    adapter = models.CharField(max_length=500, blank=True,
+                               help_text="the adapter or checkpoint the model was sampled with; empty: the base model")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RENDERING)
     png = models.CharField(max_length=200, blank=True)
     render = models.JSONField(default=dict)
@@ -180,16 +196,22 @@ class Revision(models.Model):
     parts = models.JSONField(default=dict)
     judge_detail = models.JSONField(default=dict)
     error = models.TextField(blank=True)
+    write_task_id = models.CharField(max_length=64, blank=True)
     render_task_id = models.CharField(max_length=64, blank=True)
     score_task_id = models.CharField(max_length=64, blank=True)
     stage_started_at = models.DateTimeField(null=True, blank=True, help_text="when the current render or score was queued")
     wait_s = models.FloatField(default=0.0, help_text="how long the current task may wait for a worker")
     finished_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+",
+                                   help_text="who wrote it, or who asked the model to")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
+
+    @property
+    def by_model(self) -> bool:
+        return self.author == self.Author.MODEL
 
     @property
     def is_pending(self) -> bool:

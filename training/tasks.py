@@ -1,5 +1,5 @@
-"""Thin Celery tasks of training: train one run, merge a run's adapter and resume runs waiting
-for workers (queue `train`); build a run's export zip and reap runs whose trainer went silent (queue `score`).
+"""Thin Celery tasks of training: train one run, merge a run's adapter, write the editor's
+revisions by the model and resume runs waiting for workers (queue `train`); build a run's export zip and reap runs whose trainer went silent (queue `score`).
 
 Routing is in paintapp/celery.py. The render and score tasks live in the painting app.
 """
@@ -54,3 +54,13 @@ def merge_run_adapter(self, run_id: int) -> dict:
     from training.model_export import merge_run  # peft and transformers load in the task, not the module
 
     return merge_run(run=Run.objects.select_related("pool", "created_by").get(id=run_id), task_id=self.request.id)
+
+
+@shared_task(name="training.tasks.revise_with_model", acks_late=True)
+def revise_with_model(revision_id: int) -> dict:
+    """The editor's "Ask the model to revise": the run's model writes the revision (queue
+    `train`, where the model is); its time limits come with the request."""
+    from training.editor.model_revision import revision_write  # torch loads in the task, not the module
+
+    revision = revision_write(revision_id=revision_id)
+    return {"revision_id": revision_id, "status": revision.status}

@@ -206,3 +206,20 @@ def write_checkpoint(output_dir, step: int, *, sealed: bool = True, files: dict[
     if sealed:
         seal(folder, step)
     return folder
+
+
+def trained_adapter(base_model: str, out_dir) -> None:
+    """A LoRA adapter as the trainer saves one, with non-zero B weights (as after training)."""
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from training.trainer import lora_config
+
+    torch.manual_seed(0)
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(base_model), lora_config(RunArguments()))
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0, 0.05)
+    model.save_pretrained(out_dir)

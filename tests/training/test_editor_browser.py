@@ -287,3 +287,33 @@ def test_a_blank_painting_cannot_be_promoted_and_the_page_says_why(signed_in_pag
     }""", reverse("training:rollout-promote", args=[rollout.run_id, rollout.id]))
     page.wait_for_selector("#editor-message:not([hidden])")
     assert "This painting is blank (blank_canvas)" in page.inner_text("#editor-message")
+
+
+def test_asking_the_model_to_revise_shows_it_writing_then_its_painting_beside_the_original(
+    signed_in_page, live_server, start_worker, worker_env, rollout, painter_model, screenshot
+):
+    worker_env["RENDER_TIMEOUT_S"] = "10"
+    start_worker("train")
+    start_worker("render")
+    run = rollout.run
+    run.base_model = painter_model  # no adapter saved: the base model alone writes, and the page says so
+    run.save(update_fields=["base_model"])
+    page = signed_in_page
+    open_editor(page, live_server, rollout)
+
+    page.click("#ask-model-button")
+    page.wait_for_selector("#revision-panel[data-status=writing]")
+    assert "the model is writing…" in page.inner_text("#revision-figure")
+    assert "by the model (asked by ada) · revising the original" in page.inner_text("#revision-author")
+    page.wait_for_selector("#revision-panel:not([data-status=writing])", timeout=120_000)
+    page.wait_for_selector("#revision-panel[data-status=rendered], #revision-panel[data-status=done]", timeout=60_000)
+    revision = Revision.objects.get(author=Revision.Author.MODEL)
+    assert revision.reply and revision.parent is None
+    assert page.inner_text("#model-used") == "Written by the base model alone: the run had no saved adapter or checkpoint yet."
+    assert "model" in page.inner_text(f"#revisions tr[data-revision='{revision.id}']")
+    if revision.png:  # the painter's sketch rendered: its painting beside the original
+        page.wait_for_function("document.getElementById('revision-image').complete"
+                               " && document.getElementById('revision-image').naturalWidth > 0")
+    page.click("#model-feedback summary")
+    assert "The static check passed." in page.inner_text("#model-feedback")
+    screenshot(page, "editor-model-revision")

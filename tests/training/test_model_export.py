@@ -16,28 +16,11 @@ from django.urls import reverse
 from tests.conftest import database_url_for_workers
 from tests.curation.factories import make_pool
 from tests.support.hub_server import LocalHub
-from tests.training.factories import make_run
-from training.config import RunArguments
+from tests.training.factories import make_run, trained_adapter
 from training.model_export import ModelExportError, adapter_merge, model_push
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
-
-
-def trained_adapter(base_model: str, out_dir: Path) -> None:
-    """A LoRA adapter as the trainer saves one, with non-zero B weights (as after training)."""
-    from peft import get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    from training.trainer import lora_config
-
-    torch.manual_seed(0)
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(base_model), lora_config(RunArguments()))
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            if "lora_B" in name:
-                param.normal_(0, 0.05)
-    model.save_pretrained(out_dir)
 
 
 @pytest.fixture

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from paintapp.env.reward import Recipe
 from paintapp.env.sandbox import BLANK_CANVAS, RENDER_TIMEOUT, RUNTIME_CODES
+from training.checkpoints import checkpoint_step
 from training.models import Revision, Rollout
 
 PARTS = ("gate", "length", "judge", "quality")
@@ -76,8 +78,26 @@ def side_of_original(rollout: Rollout, image_url: str | None) -> Side:
     )
 
 
-def side_of_revision(revision: Revision, image_url: str | None) -> Side:
+def author_label(revision: Revision) -> str:
+    """Who wrote the revision: its curator, or the model (and who asked it)."""
     who = revision.created_by.get_username() if revision.created_by else "someone"
+    return f"the model (asked by {who})" if revision.by_model else who
+
+
+def model_used(revision: Revision) -> str:
+    """What a model's revision was sampled with, in words ("" before it is written, and for a
+    curator's): the run's final adapter, a checkpoint, or the base model alone."""
+    if not revision.by_model or revision.status == Revision.Status.WRITING or not revision.reply:
+        return ""
+    if not revision.adapter:
+        return "the base model alone: the run had no saved adapter or checkpoint yet"
+    name = Path(revision.adapter).name
+    step = checkpoint_step(Path(revision.adapter))
+    return f"the adapter of checkpoint step {step}" if step is not None else f"the run's final adapter ({name}/)"
+
+
+def side_of_revision(revision: Revision, image_url: str | None) -> Side:
+    who = "the model" if revision.by_model else author_label(revision)
     return Side(
         key=str(revision.id), label=f"Revision {revision.id} by {who}", image_url=image_url if revision.png else None,
         reward=revision.reward, parts=revision.parts or {}, passed=revision.passed, violations=revision.violations,

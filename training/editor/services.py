@@ -1,4 +1,5 @@
-"""Writes of the rollout editor: lint, revisions (render, score, collect), promote.
+"""Writes of the rollout editor: lint, revisions (render, score, collect), the model's
+revisions, promote.
 
 The web process never waits on a worker. `revision_render` and `revision_score` queue a
 task and return; `revision_sync`, called by the page's one-second poll, collects a finished
@@ -14,6 +15,12 @@ revokes the task at once; the revision is `cancelled`, again with no reward.
 
 A revision is rewarded exactly like a rollout: same recipe, references, render seed and
 size as the original, combined by the painting pipeline's `reward_of`.
+
+"Ask the model to revise" (`revision_ask_model`) makes a revision that is first `writing`:
+the train worker (the one with the model; training/editor/model_revision.py) samples the
+run's latest adapter on the chat the trainer gives at turn 2 and stores the reply
+(`revision_written`), which then renders like any edit. The poll fails it when no train
+worker takes it within its wait (one that is training a run takes nothing else).
 """
 from __future__ import annotations
 
@@ -32,13 +39,15 @@ from curation.images import ImageRejected, normalise_image
 from curation.models import Provenance, Reference
 from curation.services import reference_create
 from paintapp.celery import app as celery_app
-from paintapp.env.gate import MAX_SOURCE_CHARS, gate_source
+from paintapp.env.gate import MAX_SOURCE_CHARS, gate_reply, gate_source
+from paintapp.env.painting import UNRENDERABLE
 from paintapp.env.sandbox import BLANK_CANVAS
 from painting.pipeline import reward_of
 from painting.tasks import render_sketch, score_painting
 from training.editor.presenters import failure_stage
 from training.editor.selectors import rollout_recipe, rollout_render_settings
 from training.models import Revision, Rollout
+from training.stored_turns import revision_chat
 
 # How long a queued render or score may wait for a worker to take it. Editor tasks share the
 # queues with training, so a few groups of renders may be ahead of them.
@@ -50,6 +59,11 @@ LOST_TASK_GRACE_S = 30.0
 HARD_LIMIT_GRACE_S = 15.0
 # How a stopped render task fails: the soft limit, or the hard one.
 TIME_LIMIT_ERRORS = ("SoftTimeLimitExceeded", "TimeLimitExceeded")
+# How long the train worker may take to load the run's model and write one revision (the
+# revise task's soft time limit; its hard one is HARD_LIMIT_GRACE_S later).
+MODEL_WRITE_LIMIT_S = 600.0
+# The task "Ask the model to revise" queues (routed to `train` in paintapp/celery.py).
+REVISE_TASK = "training.tasks.revise_with_model"
 
 
 class EditorError(ValueError):
@@ -118,22 +132,89 @@ def revision_render(
     on the `render` queue, with the rollout's seed and size, stopped at the editor's
     deadline). Returns at once."""
     code = code_clean(code)
+    with transaction.atomic():
+        revision = Revision(rollout=rollout, code=code, created_by=created_by)
+        _render_start(revision, wait_s=wait_s)
+    revision.refresh_from_db()
+    return revision
+
+
+def _render_start(revision: Revision, *, wait_s: float) -> None:
+    """Save `revision` as rendering its code and queue the render once that is committed (in
+    the caller's transaction)."""
     task_id = str(uuid.uuid4())
-    render_args = rollout_render_settings(rollout)
     deadline_s = settings.EDITOR_RENDER_DEADLINE_S
     limits = {"soft_time_limit": deadline_s, "time_limit": deadline_s + HARD_LIMIT_GRACE_S}
+    revision.status = Revision.Status.RENDERING
+    revision.render_task_id = task_id
+    revision.stage_started_at = timezone.now()
+    revision.wait_s = wait_s
+    revision.save()
+    # Rendered even when the gate fails (the reward stays 0): the author sees what it draws.
+    kwargs = {**rollout_render_settings(revision.rollout), "render_failed_gate": True}
+    revision_id, code = revision.id, revision.code
+    transaction.on_commit(
+        lambda: _enqueue(revision_id, "render_task_id", render_sketch, [code], kwargs, task_id, wait_s, **limits)
+    )
+
+
+# --- the model's revisions ------------------------------------------------------------------
+
+
+def revision_ask_model(
+    *, rollout: Rollout, source: Revision | None = None, requested_by: AbstractBaseUser | None,
+    wait_s: float = WORKER_WAIT_S,
+) -> Revision:
+    """Ask the run's model to revise the rollout (or its revision `source`): a new revision,
+    `writing`, whose chat is the one the trainer gives at turn 2 (the prompt, the sketch's
+    reply, the feedback on how it came out), sent to the train worker, which samples the
+    run's latest adapter and then renders the sketch like a curator's edit. Returns at once."""
+    if source is not None and source.is_pending:
+        raise EditorError(f"Revision {source.id} is still {source.get_status_display().lower()}: ask the model "
+                          "once it has come out, so it can be told how.", status=409)
+    feedback = revision_chat(rollout.subject, source or rollout)[-1]["content"]
+    task_id = str(uuid.uuid4())
+    limits = {"soft_time_limit": MODEL_WRITE_LIMIT_S, "time_limit": MODEL_WRITE_LIMIT_S + HARD_LIMIT_GRACE_S}
     with transaction.atomic():
         revision = Revision.objects.create(
-            rollout=rollout, code=code, status=Revision.Status.RENDERING, created_by=created_by,
-            render_task_id=task_id, stage_started_at=timezone.now(), wait_s=wait_s,
+            rollout=rollout, parent=source, author=Revision.Author.MODEL, feedback=feedback,
+            status=Revision.Status.WRITING, created_by=requested_by, write_task_id=task_id,
+            stage_started_at=timezone.now(), wait_s=wait_s,
         )
-        # Rendered even when the gate fails (the reward stays 0): the author sees what it draws.
-        kwargs = {**render_args, "render_failed_gate": True}
+        task = celery_app.signature(REVISE_TASK)
         transaction.on_commit(
-            lambda: _enqueue(revision.id, "render_task_id", render_sketch, [code], kwargs, task_id, wait_s, **limits)
+            lambda: _enqueue(revision.id, "write_task_id", task, [revision.id], {}, task_id, wait_s, **limits)
         )
     revision.refresh_from_db()
     return revision
+
+
+def revision_written(*, revision: Revision, reply: str, adapter: str) -> Revision:
+    """Store the model's reply to a writing revision and go on as with a curator's edit: its
+    sketch renders; a reply with no renderable sketch (none, or cut off) is done at once, worth
+    0 as in training. A revision cancelled or failed meanwhile is left as it is."""
+    with transaction.atomic():
+        locked = Revision.objects.select_for_update().select_related("rollout__run").get(pk=revision.pk)
+        if locked.status != Revision.Status.WRITING:
+            return locked
+        code, verdict = gate_reply(reply)
+        locked.reply, locked.code, locked.adapter = reply, code or "", adapter
+        if code is not None and not set(verdict.codes) & UNRENDERABLE:
+            _render_start(locked, wait_s=locked.wait_s)
+            return locked
+        locked.violations, locked.passed = verdict.codes, False
+        locked.reward, locked.parts, _ = reward_of(
+            rollout_recipe(locked.rollout), code=locked.code, gate_passed=False, render=None, score=None)
+        locked.status = Revision.Status.DONE
+        locked.finished_at = timezone.now()
+        locked.save()
+    return locked
+
+
+def revision_not_written(*, revision: Revision, error: str) -> Revision:
+    """The model could not write a revision (its model would not load, generation failed):
+    `failed`, with the reason, unless it was cancelled meanwhile."""
+    return _finish(revision, Revision.Status.WRITING, error=error)
 
 
 def revision_score(*, revision: Revision, wait_s: float = WORKER_WAIT_S) -> Revision:
@@ -168,6 +249,8 @@ def revision_score(*, revision: Revision, wait_s: float = WORKER_WAIT_S) -> Revi
 
 
 def _why_not_scorable(revision: Revision) -> str:
+    if revision.status == Revision.Status.WRITING:
+        return "The model is still writing this revision; score it once its painting is there."
     if revision.status == Revision.Status.RENDERING:
         return "This revision is still rendering; score it once its painting is there."
     if revision.status == Revision.Status.SCORING:
@@ -186,9 +269,13 @@ def revision_sync(*, revision: Revision, now: datetime | None = None) -> Revisio
     revision.task_state = ""
     if not revision.is_pending:
         return revision
-    rendering = revision.status == Revision.Status.RENDERING
-    task_id = revision.render_task_id if rendering else revision.score_task_id
-    result = AsyncResult(task_id, app=celery_app)
+    stage = revision.status
+    what, field = {
+        Revision.Status.WRITING: ("write", "write_task_id"),
+        Revision.Status.RENDERING: ("render", "render_task_id"),
+        Revision.Status.SCORING: ("score", "score_task_id"),
+    }[stage]
+    result = AsyncResult(getattr(revision, field), app=celery_app)
     try:
         state = result.state
         outcome = result.result if state in ("SUCCESS", "FAILURE", "REVOKED") else None
@@ -198,29 +285,50 @@ def revision_sync(*, revision: Revision, now: datetime | None = None) -> Revisio
 
     now = now or timezone.now()
     elapsed = (now - revision.stage_started_at).total_seconds() if revision.stage_started_at else 0.0
-    what = "render" if rendering else "score"
-    limit_s = settings.EDITOR_RENDER_DEADLINE_S + HARD_LIMIT_GRACE_S if rendering else settings.SCORE_TIME_LIMIT_S
+    limit_s = {"write": MODEL_WRITE_LIMIT_S + HARD_LIMIT_GRACE_S, "score": settings.SCORE_TIME_LIMIT_S,
+               "render": settings.EDITOR_RENDER_DEADLINE_S + HARD_LIMIT_GRACE_S}[what]
+    if state == "SUCCESS" and what == "write":  # the train worker stored the reply and moved it on
+        written = Revision.objects.select_related("created_by").get(pk=revision.pk)
+        written.rollout = revision.rollout
+        return revision_sync(revision=written, now=now) if written.is_pending else _settled(written)
     if state == "SUCCESS" and isinstance(outcome, dict):
-        return _finish(revision, rendering, outcome=outcome)
-    if rendering and state == "FAILURE" and type(outcome).__name__ in TIME_LIMIT_ERRORS:
-        return _finish(revision, rendering, error=_past_deadline(), status=Revision.Status.DEADLINE)
+        return _finish(revision, stage, outcome=outcome)
+    if state == "FAILURE" and type(outcome).__name__ in TIME_LIMIT_ERRORS:
+        if what == "write":
+            return _finish(revision, stage, error=f"The model was still writing after {MODEL_WRITE_LIMIT_S:.0f} s, "
+                                                  "so it was stopped: no revision, no reward.")
+        if what == "render":
+            return _finish(revision, stage, error=_past_deadline(), status=Revision.Status.DEADLINE)
     if state in ("FAILURE", "REVOKED"):
         if state == "REVOKED" or "expired" in str(outcome).lower():
-            return _finish(revision, rendering, error=_no_worker(what, revision.wait_s))
-        return _finish(revision, rendering, error=f"The {what} worker failed: {type(outcome).__name__}: {outcome}")
+            return _finish(revision, stage, error=_no_worker(what, revision.wait_s))
+        worker = "train" if what == "write" else what
+        return _finish(revision, stage, error=f"The {worker} worker failed: {type(outcome).__name__}: {outcome}")
     if state == "UNKNOWN" and elapsed > revision.wait_s:
-        return _finish(revision, rendering, error=f"The result backend did not answer: {type(outcome).__name__}: {outcome}")
+        return _finish(revision, stage, error=f"The result backend did not answer: {type(outcome).__name__}: {outcome}")
     if state == "PENDING" and elapsed > revision.wait_s:
-        return _finish(revision, rendering, error=_no_worker(what, revision.wait_s))
+        return _finish(revision, stage, error=_no_worker(what, revision.wait_s))
     if state not in ("PENDING", "UNKNOWN") and elapsed > revision.wait_s + limit_s + LOST_TASK_GRACE_S:
+        worker = "train" if what == "write" else what
         return _finish(
-            revision, rendering,
-            error=f"A {what} worker took this {what} but gave no result within {elapsed:.0f} s; it may have died.",
+            revision, stage,
+            error=f"A {worker} worker took this {what} but gave no result within {elapsed:.0f} s; it may have died.",
         )
     return revision
 
 
+def _settled(revision: Revision) -> Revision:
+    revision.task_state = ""
+    return revision
+
+
 def _no_worker(what: str, wait_s: float) -> str:
+    if what == "write":
+        return (
+            f"No train worker took this request within {wait_s:.0f} s, so the model wrote nothing (no reward, "
+            "not a 0). The train worker runs one task at a time: while a run trains there, ask again after it; "
+            "if none is running, start one with `make worker-train`. The System page lists live workers."
+        )
     command = "make worker-render" if what == "render" else "make worker-score"
     return (
         f"No {what} worker took this {what} within {wait_s:.0f} s, so there is no reward (not a 0). "
@@ -237,13 +345,12 @@ def _past_deadline() -> str:
     )
 
 
-def _finish(revision: Revision, rendering: bool, *, outcome: dict | None = None, error: str = "",
+def _finish(revision: Revision, expected: str, *, outcome: dict | None = None, error: str = "",
             status: str = Revision.Status.FAILED) -> Revision:
     """Store a finished task's outcome once, even when two polls race to collect it (or a
-    Cancel got there first)."""
+    Cancel, or the train worker's own result, got there first)."""
     with transaction.atomic():
         locked = Revision.objects.select_for_update().get(pk=revision.pk)
-        expected = Revision.Status.RENDERING if rendering else Revision.Status.SCORING
         if locked.status != expected:
             locked.task_state = ""
             return locked
@@ -251,7 +358,7 @@ def _finish(revision: Revision, rendering: bool, *, outcome: dict | None = None,
             locked.status = status
             locked.error = error[:2000]
             locked.finished_at = timezone.now()
-        elif rendering:
+        elif expected == Revision.Status.RENDERING:
             _apply_render(locked, outcome)
         else:
             _apply_score(locked, outcome)
@@ -292,20 +399,23 @@ def _apply_score(revision: Revision, score: dict) -> None:
 
 
 def revision_cancel(*, revision: Revision, cancelled_by: AbstractBaseUser | None, now: datetime | None = None) -> Revision:
-    """Stop a revision that is rendering or scoring: its task is revoked (a worker running it
+    """Stop a revision that is being written, rendered or scored: its task is revoked (a worker running it
     is told to terminate it) and the revision is `cancelled`, with no reward. A result that
     arrives later is never collected."""
     with transaction.atomic():
         locked = Revision.objects.select_for_update().get(pk=revision.pk)
         if not locked.is_pending:
-            raise EditorError(f"Revision {locked.id} is not rendering or scoring any more: nothing to cancel.",
-                              status=409)
-        rendering = locked.status == Revision.Status.RENDERING
-        task_id = locked.render_task_id if rendering else locked.score_task_id
+            raise EditorError(f"Revision {locked.id} is not being written, rendered or scored any more: "
+                              "nothing to cancel.", status=409)
+        task_id, doing = {
+            Revision.Status.WRITING: (locked.write_task_id, "writing"),
+            Revision.Status.RENDERING: (locked.render_task_id, "rendering"),
+            Revision.Status.SCORING: (locked.score_task_id, "scoring"),
+        }[locked.status]
         now = now or timezone.now()
         elapsed = (now - locked.stage_started_at).total_seconds() if locked.stage_started_at else 0.0
         who = cancelled_by.get_username() if cancelled_by else "someone"
-        note = f"Cancelled by {who} after {elapsed:.0f} s of {'rendering' if rendering else 'scoring'}"
+        note = f"Cancelled by {who} after {elapsed:.0f} s of {doing}"
         try:
             celery_app.control.revoke(task_id, terminate=True)
             note += "; the worker was told to stop it. No reward (not a 0)."

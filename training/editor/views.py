@@ -1,4 +1,4 @@
-"""The rollout page and its editor: lint, render, score, compare revisions, promote.
+"""The rollout page and its editor: lint, render, score, ask the model, compare revisions, promote.
 
 Views are thin: writes are in `training.editor.services`, reads in `.selectors`, and what
 the page shows is shaped by `.presenters`. htmx requests get fragments of
@@ -34,7 +34,7 @@ def _rollout(run_id: int, rollout_id: int) -> Rollout:
 
 
 def _revision(rollout: Rollout, revision_id: int) -> Revision:
-    revision = get_object_or_404(Revision.objects.select_related("created_by"), pk=revision_id, rollout=rollout)
+    revision = get_object_or_404(Revision.objects.select_related("created_by", "parent"), pk=revision_id, rollout=rollout)
     revision.rollout = rollout  # already loaded with its run
     return revision
 
@@ -65,6 +65,8 @@ def _panel_context(rollout: Rollout, revision: Revision | None) -> dict:
         "edited": edited,
         "parts": presenters.parts_table(selectors.rollout_recipe(rollout), original, edited),
         "revision_status": presenters.revision_status(revision) if revision else None,
+        "revision_author": presenters.author_label(revision) if revision else "",
+        "revision_model": presenters.model_used(revision) if revision else "",
         "elapsed_s": selectors.revision_elapsed_s(revision) if revision else 0.0,
         "deadline_s": settings.EDITOR_RENDER_DEADLINE_S,
         "render_settings": selectors.rollout_render_settings(rollout),
@@ -84,7 +86,7 @@ def _revisions_context(rollout: Rollout, selected: Revision | None, oob: bool = 
     revisions = list(rollout.revisions.select_related("created_by").order_by("-created_at")[:REVISIONS_SHOWN])
     comparable = rollout.reward is not None
     rows = [
-        {"revision": r, "status": presenters.revision_status(r),
+        {"revision": r, "status": presenters.revision_status(r), "author": presenters.author_label(r),
          "delta": r.reward - rollout.reward if comparable and r.reward is not None else None}
         for r in revisions
     ]
@@ -235,6 +237,22 @@ def revision_render(request, run_id: int, rollout_id: int):
         revision = services.revision_render(rollout=rollout, code=request.POST.get("code"), created_by=request.user)
     except services.EditorError as error:
         return _refusal(request, rollout, error)
+    revision.rollout = rollout
+    if request.htmx:
+        return _with_oob(request, rollout, services.revision_sync(revision=revision), changed=True)
+    return redirect(f"{reverse('training:rollout', args=[run_id, rollout_id])}?revision={revision.id}")
+
+
+@require_POST
+def revision_ask_model(request, run_id: int, rollout_id: int, revision_id: int | None = None):
+    """"Ask the model to revise" the rollout (or one of its revisions): a new revision the
+    train worker writes, shown beside like any other."""
+    rollout = _rollout(run_id, rollout_id)
+    source = _revision(rollout, revision_id) if revision_id is not None else None
+    try:
+        revision = services.revision_ask_model(rollout=rollout, source=source, requested_by=request.user)
+    except services.EditorError as error:
+        return _refusal(request, rollout, error, source)
     revision.rollout = rollout
     if request.htmx:
         return _with_oob(request, rollout, services.revision_sync(revision=revision), changed=True)

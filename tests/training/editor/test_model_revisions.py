@@ -1,0 +1,243 @@
+"""The editor's "Ask the model to revise": the chat is the trainer's turn-2 chat, the run's
+latest adapter writes the revision on the train worker (a real tiny model, a real worker),
+it then renders like a curator's edit, and a missing train worker fails it with the reason."""
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from paintapp.env.feedback import feedback_text, revision_messages, turn_from_records
+from paintapp.env.gate import gate_reply
+from paintapp.env.painting import paint_reply, paint_source
+from paintapp.env.prompts import build_messages, make_subject
+from tests.curation.factories import make_pool
+from tests.training.factories import BARE_RECT, GOOD, make_run, trained_adapter, write_checkpoint
+from training.checkpoints import seal
+from training.editor import presenters, services
+from training.editor.model_revision import latest_adapter, revision_write
+from training.models import Revision, Rollout, Run
+from training.stored_turns import fenced, revision_chat
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _unanswered_tasks_flushed(no_worker):
+    """Most tests here queue a task no worker takes: it must not reach a later test's worker."""
+
+
+@pytest.fixture
+def run(curator):
+    run = make_run(make_pool(curator), steps=1, generations=2, rewards=[[0.55, 0.0]], seed=3)
+    run.hyperparameters.update(render_size=128, max_completion_length=96, temperature=1.0)
+    run.save(update_fields=["hyperparameters"])
+    return run
+
+
+@pytest.fixture
+def rollout(run) -> Rollout:
+    return run.rollouts.get(position=0)  # passed, judged against 4 references
+
+
+@pytest.fixture
+def refused(run) -> Rollout:
+    return run.rollouts.get(position=1)  # the gate refused its bare rect: never rendered in training
+
+
+def settle(revision: Revision, *, until=lambda r: not r.is_pending, timeout: float = 120) -> Revision:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        revision = services.revision_sync(revision=Revision.objects.get(pk=revision.pk))
+        if until(revision):
+            return revision
+        time.sleep(0.3)
+    raise AssertionError(f"revision {revision.pk} still {revision.status} after {timeout:.0f} s")
+
+
+# --- the chat: what the trainer gives at turn 2 -------------------------------------------------
+
+
+def test_the_chat_for_a_rollout_is_the_trainers_turn_2_chat_from_its_records(rollout):
+    # What the trainer's pipeline holds for this rollout: the gated reply, the render task's
+    # dict, the score task's dict, the reward and its parts.
+    records = turn_from_records(
+        paint_reply(rollout.reply, renderer=None),
+        render={"passed": True, "violations": [], "rendered": True, "paint_fraction": 0.2, "errors": [],
+                "png_path": rollout.png},
+        score={"judge": rollout.judge_detail}, reward=rollout.reward, parts=rollout.parts,
+    )
+    trainers = revision_messages(build_messages(make_subject(rollout.subject)), rollout.reply, feedback_text(records))
+
+    chat = revision_chat(rollout.subject, rollout)
+    assert chat == trainers
+    assert [m["role"] for m in chat] == ["system", "user", "assistant", "user"]
+    feedback = chat[-1]["content"]
+    assert "The static check passed." in feedback and "Paint covers 20.0% of the sheet" in feedback
+    assert "reference 4: yours first won; yours second lost" in feedback
+    assert 'judge, yours first: "looser, more alive washes"' in feedback
+    assert "Reward: 0.550 (gate passed, length 0.20, judge 0.60, quality 0.50)." in feedback
+
+
+def test_a_refused_rollout_is_told_where_the_gate_refused_it_and_that_it_was_not_painted(refused):
+    feedback = revision_chat(refused.subject, refused)[-1]["content"]
+    assert feedback == feedback_text(turn_from_records(
+        paint_reply(refused.reply, renderer=None), render=None, score=None, reward=0.0, parts=refused.parts))
+    assert "The static check refused the sketch, so it was not painted (1 problem):" in feedback
+    assert "- line 5:3:" in feedback and "5 | rect(0, 0, 10, 10);" in feedback
+    assert "Paint covers" not in feedback and "judge" not in feedback.lower()
+
+
+def test_a_revision_of_a_revision_is_given_its_code_and_the_feedback_on_it(rollout, curator):
+    render = {"passed": False, "rendered": True, "violations": ["bare_primitives"], "paint_fraction": 0.31,
+              "errors": [], "bare_calls": {}, "gate": {}}
+    edited = Revision.objects.create(
+        rollout=rollout, code=BARE_RECT, status=Revision.Status.DONE, render=render, violations=["bare_primitives"],
+        reward=0.0, parts={"gate": 0.0, "length": 0.1, "judge": None, "quality": None}, created_by=curator,
+    )
+    revision = services.revision_ask_model(rollout=rollout, source=edited, requested_by=curator, wait_s=60)
+
+    assert revision.status == Revision.Status.WRITING and revision.by_model and revision.parent == edited
+    chat = revision_chat(rollout.subject, edited)
+    assert chat[2] == {"role": "assistant", "content": fenced(BARE_RECT)}
+    expected = feedback_text(turn_from_records(paint_source(BARE_RECT, renderer=None), render=render, score=None,
+                                               reward=0.0, parts=edited.parts))
+    assert revision.feedback == chat[-1]["content"] == expected
+    # The editor renders a refused sketch: the model is told how it came out all the same.
+    assert "The static check refused the sketch (1 problem)" in expected and "Paint covers 31.0%" in expected
+    assert "Reward: 0.000 (gate failed, length 0.10)." in expected
+
+
+def test_a_revision_still_rendering_cannot_be_revised_yet(client, curator, rollout):
+    pending = Revision.objects.create(rollout=rollout, code=GOOD, status=Revision.Status.RENDERING, created_by=curator)
+    client.force_login(curator)
+    response = client.post(reverse("training:revision-ask-model", args=[rollout.run_id, rollout.id, pending.id]))
+    assert response.status_code == 409
+    assert "still rendering: ask the model once it has come out" in response.content.decode()
+    assert not Revision.objects.filter(author=Revision.Author.MODEL).exists()
+
+
+# --- which model writes it ------------------------------------------------------------------------
+
+
+def test_the_latest_adapter_is_the_final_one_else_the_newest_complete_checkpoint_else_none(run, tmp_path):
+    run.output_dir = str(tmp_path / "run")
+    assert latest_adapter(run) is None  # nothing saved yet: the base model alone
+    adapter_files = {"adapter_config.json": b"{}", "trainer_state.json": b"{}"}
+    write_checkpoint(run.output_dir, 2, files=adapter_files)
+    write_checkpoint(run.output_dir, 4, files=adapter_files)
+    write_checkpoint(run.output_dir, 6, files=adapter_files, sealed=False)  # a save cut short
+    assert latest_adapter(run) == tmp_path / "run" / "checkpoint-4"
+    (tmp_path / "run" / "adapter").mkdir()
+    (tmp_path / "run" / "adapter" / "adapter_config.json").write_text("{}")
+    assert latest_adapter(run) == tmp_path / "run" / "adapter"
+    run.status = Run.Status.RUNNING  # training again: its checkpoints are newer than the old adapter
+    assert latest_adapter(run) == tmp_path / "run" / "checkpoint-4"
+
+
+@pytest.mark.slow
+def test_the_runs_adapter_writes_the_reply_in_process_and_its_sketch_goes_on_like_an_edit(
+    rollout, curator, tiny_model, tmp_path
+):
+    run = rollout.run
+    run.base_model, run.output_dir = tiny_model, str(tmp_path / "run")
+    run.save(update_fields=["base_model", "output_dir"])
+    trained_adapter(tiny_model, Path(run.output_dir) / "adapter")
+    revision = services.revision_ask_model(rollout=rollout, requested_by=curator, wait_s=60)
+
+    started = time.monotonic()
+    written = revision_write(revision_id=revision.id)
+    seconds = time.monotonic() - started
+    assert written.reply and written.adapter == str(Path(run.output_dir) / "adapter")
+    code, verdict = gate_reply(written.reply)  # extracted as the pipeline extracts it
+    assert written.code == (code or "")
+    if written.status == Revision.Status.RENDERING:  # a sketch: rendered like a curator's edit
+        assert written.render_task_id and written.stage_started_at
+    else:  # nothing renderable in the reply: worth 0 at once, as in training
+        assert written.status == Revision.Status.DONE and written.reward == 0.0
+        assert written.violations == verdict.codes
+    assert presenters.model_used(written) == "the run's final adapter (adapter/)"
+    assert seconds < 60, f"writing one revision took {seconds:.1f} s"
+
+    # Asked again once it was cancelled: nothing is written over the cancel.
+    again = services.revision_ask_model(rollout=rollout, requested_by=curator, wait_s=60)
+    services.revision_cancel(revision=again, cancelled_by=curator)
+    assert revision_write(revision_id=again.id).status == Revision.Status.CANCELLED
+
+
+def test_a_model_that_does_not_load_fails_the_revision_with_the_reason(rollout, curator, tmp_path):
+    run = rollout.run
+    run.base_model = str(tmp_path / "no-such-model")
+    run.save(update_fields=["base_model"])
+    revision = services.revision_ask_model(rollout=rollout, requested_by=curator, wait_s=60)
+    failed = revision_write(revision_id=revision.id)
+    assert failed.status == Revision.Status.FAILED and failed.reward is None
+    assert failed.error.startswith(f"The model ({run.base_model}) could not write a revision: ")
+
+
+# --- through the train worker --------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_train_worker_writes_with_the_newest_checkpoint_of_a_training_run_and_it_renders(
+    start_worker, worker_env, rollout, curator, tiny_model, tmp_path
+):
+    worker_env["RENDER_TIMEOUT_S"] = "10"
+    start_worker("train")
+    start_worker("render")
+    run = rollout.run
+    run.base_model, run.output_dir, run.status = tiny_model, str(tmp_path / "run"), Run.Status.RUNNING
+    run.hyperparameters["max_completion_length"] = 1024  # room for a whole sketch (~600 tokens), to render
+    run.save(update_fields=["base_model", "output_dir", "status", "hyperparameters"])
+    checkpoint = Path(run.output_dir) / "checkpoint-1"
+    trained_adapter(tiny_model, checkpoint)
+    (checkpoint / "trainer_state.json").write_text("{}")
+    seal(checkpoint, 1)
+
+    revision = services.revision_ask_model(rollout=rollout, requested_by=curator)
+    assert services.revision_sync(revision=revision).status == Revision.Status.WRITING
+    revision = settle(revision)
+    assert revision.status in (Revision.Status.DONE, Revision.Status.RENDERED), revision.error
+    assert revision.reply and revision.adapter == str(checkpoint)
+    assert presenters.model_used(revision) == "the adapter of checkpoint step 1"
+    assert presenters.side_of_revision(revision, None).label == f"Revision {revision.id} by the model"
+    print(f"the tiny model's reply: {len(revision.reply)} characters, {revision.status}, {revision.violations}")
+    if revision.render_task_id:  # its sketch rendered like an edit, with the original's seed and size
+        assert revision.render["seed"] == run.seed + rollout.step * 1000 + rollout.position
+        assert revision.render["size"] == 128
+
+
+def test_without_a_train_worker_the_request_fails_with_the_reason_and_no_reward(rollout, curator):
+    revision = services.revision_ask_model(rollout=rollout, requested_by=curator, wait_s=1.5)
+    assert services.revision_sync(revision=revision).status == Revision.Status.WRITING  # still waiting
+    later = revision.stage_started_at + timedelta(seconds=2)
+    revision = services.revision_sync(revision=Revision.objects.get(pk=revision.pk), now=later)
+    assert revision.status == Revision.Status.FAILED and revision.reward is None and revision.reply == ""
+    assert "No train worker took this request within 2 s, so the model wrote nothing" in revision.error
+    assert "make worker-train" in revision.error and "while a run trains there" in revision.error
+
+
+def test_the_buttons_post_without_javascript_and_the_page_shows_the_model_writing(client, curator, rollout):
+    client.force_login(curator)
+    html = client.get(reverse("training:rollout", args=[rollout.run_id, rollout.id])).content.decode()
+    assert 'id="ask-model-button"' in html
+    assert reverse("training:rollout-ask-model", args=[rollout.run_id, rollout.id]) in html
+
+    response = client.post(reverse("training:rollout-ask-model", args=[rollout.run_id, rollout.id]))
+    revision = Revision.objects.get(author=Revision.Author.MODEL)
+    assert response.status_code == 302 and response.url.endswith(f"?revision={revision.id}")
+    html = client.get(response.url).content.decode()
+    assert 'data-status="writing"' in html and "the model is writing…" in html
+    assert "Waiting for the train worker" in html and "by the model (asked by ada) · revising the original" in html
+    assert "What the model was told" in html and "The static check passed." in html
+    assert 'id="ask-model-revision-button"' not in html  # not while it is being written
+
+    revision.status = Revision.Status.FAILED
+    revision.save(update_fields=["status"])
+    html = client.get(response.url).content.decode()
+    assert reverse("training:revision-ask-model", args=[rollout.run_id, rollout.id, revision.id]) in html
+    response = client.post(reverse("training:revision-ask-model", args=[rollout.run_id, rollout.id, revision.id]))
+    assert Revision.objects.get(parent=revision).by_model
