@@ -1,4 +1,4 @@
-"""Reads for the System page: live workers per queue, queue depth, services."""
+"""Reads for the System page: live workers per queue, queue depth, services, base models."""
 from __future__ import annotations
 
 import time
@@ -12,6 +12,12 @@ from django.utils import timezone
 from paintapp.celery import QUEUES, app
 from paintapp.workers import live_workers
 from system.capabilities import chromium_info
+from training.model_loading import accepts_images
+from training.models import Run
+from training.services import default_base_model
+
+# How many of the newest runs' base models the System page lists (besides the default).
+RECENT_RUNS = 20
 
 
 @dataclass
@@ -144,3 +150,24 @@ def system_status() -> SystemStatus:
         liveness_source=source,
         checked_at=timezone.now(),
     )
+
+
+@dataclass
+class BaseModel:
+    """A base model in use: the launch form's default, or that of a recent run."""
+
+    name: str
+    is_default: bool
+    runs: int  # of the recent runs, how many train it
+    accepts_images: bool | None  # None: its config is not here to read
+
+
+def base_models_in_use(recent: int = RECENT_RUNS) -> list[BaseModel]:
+    """The default base model, then those of the `recent` newest runs (most used first), each
+    with whether it reads images, from its config alone (no weights load, nothing downloads)."""
+    default = default_base_model()
+    counts: dict[str, int] = {default: 0}
+    for name in Run.objects.order_by("-created_at").values_list("base_model", flat=True)[:recent]:
+        counts[name] = counts.get(name, 0) + 1
+    names = [default] + sorted((n for n in counts if n != default), key=lambda n: (-counts[n], n))
+    return [BaseModel(name=n, is_default=n == default, runs=counts[n], accepts_images=accepts_images(n)) for n in names]
