@@ -297,7 +297,8 @@ def test_asking_the_model_to_revise_shows_it_writing_then_its_painting_beside_th
     start_worker("render")
     run = rollout.run
     run.base_model = painter_model  # no adapter saved: the base model alone writes, and the page says so
-    run.save(update_fields=["base_model"])
+    run.hyperparameters["temperature"] = 0.3  # sampled with the run's settings: a steadier sketch to render
+    run.save(update_fields=["base_model", "hyperparameters"])
     page = signed_in_page
     open_editor(page, live_server, rollout)
 
@@ -310,7 +311,8 @@ def test_asking_the_model_to_revise_shows_it_writing_then_its_painting_beside_th
     revision = Revision.objects.get(author=Revision.Author.MODEL)
     assert revision.reply and revision.parent is None
     assert page.inner_text("#model-used") == "Written by the base model alone: the run had no saved adapter or checkpoint yet."
-    assert "model" in page.inner_text(f"#revisions tr[data-revision='{revision.id}']")
+    row = page.inner_text(f"#revisions tr[data-revision='{revision.id}']")
+    assert "the model (asked by ada)" in row and "writing" not in row  # the list follows the panel
     if revision.png:  # the painter's sketch rendered: its painting beside the original
         page.wait_for_function("document.getElementById('revision-image').complete"
                                " && document.getElementById('revision-image').naturalWidth > 0")

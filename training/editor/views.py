@@ -169,7 +169,9 @@ def revision_panel(request, run_id: int, rollout_id: int, revision_id: int):
     revision = _revision(rollout, revision_id)
     if not request.htmx:
         return redirect(f"{reverse('training:rollout', args=[run_id, rollout_id])}?revision={revision.id}")
-    before = revision.status
+    # The state the page shows: a train worker moves a model's revision on by itself, so the
+    # row may have changed before this poll collected anything.
+    before = request.GET.get("shown", revision.status)
     revision = services.revision_sync(revision=revision)
     return _with_oob(request, rollout, revision, changed=revision.status != before)
 
