@@ -11,7 +11,8 @@ The folder can be pushed to the Hub as it is:
                                         `chain` config); absent for single-turn runs
     steps.csv                           one row per step: reward mean/std and every metric
     run.json                            the run's settings, the export's files and the thirds
-    revisions.jsonl, revisions/<id>.png the curators' edited versions of rollouts, with paintings
+    revisions.jsonl, revisions/<id>.png the curators' edited versions of rollouts (and the model's, asked
+                                        in the editor), with paintings
     README.md                           dataset card (YAML configs for `load_dataset`)
 
 The columns are declared once (COLUMNS and CHAIN_COLUMNS, as `datasets` features) and the shards are written
@@ -451,7 +452,8 @@ def _write_revisions(run: Run, folder: Path) -> tuple[int, list[str]]:
                 "created_at": revision.created_at.isoformat(), "status": revision.status, "code": revision.code,
                 "passed": revision.passed, "violations": _strings(revision.violations), "reward": revision.reward,
                 "parts": revision.parts, "judge_detail": revision.judge_detail, "error": revision.error,
-                "image": image,
+                "image": image, "author": revision.author, "parent_revision_id": revision.parent_id,
+                "feedback": revision.feedback, "reply": revision.reply, "adapter": revision.adapter,
             }, ensure_ascii=False) + "\n")
             count += 1
     return count, files

@@ -273,6 +273,7 @@ def test_it_exports_the_curators_revisions_with_their_paintings_beside_the_rollo
         (revision.pk, rollout.pk, 2, 2) for revision in revisions]
     first = lines[0]
     assert (first["curator"], first["reward"], first["code"]) == ("ada", 0.8, revisions[0].code)
+    assert (first["author"], first["parent_revision_id"], first["reply"]) == ("curator", None, "")
     with default_storage.open(revisions[0].png, "rb") as handle:
         assert (folder / first["image"]).read_bytes() == handle.read()
     assert lines[1]["image"] is None
