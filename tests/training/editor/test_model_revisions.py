@@ -15,12 +15,20 @@ from paintapp.env.gate import gate_reply
 from paintapp.env.painting import paint_reply, paint_source
 from paintapp.env.prompts import build_messages, make_subject
 from tests.curation.factories import make_pool
-from tests.training.factories import BARE_RECT, GOOD, make_run, trained_adapter, write_checkpoint
+from tests.training.factories import (
+    BARE_RECT,
+    GOOD,
+    make_chain_rollout,
+    make_chain_run,
+    make_run,
+    trained_adapter,
+    write_checkpoint,
+)
 from training.checkpoints import seal
 from training.editor import presenters, services
 from training.editor.model_revision import latest_adapter, revision_write
 from training.models import Revision, Rollout, Run
-from training.stored_turns import fenced, revision_chat
+from training.stored_turns import fenced, revision_chat, row_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -109,6 +117,19 @@ def test_a_revision_of_a_revision_is_given_its_code_and_the_feedback_on_it(rollo
     # The editor renders a refused sketch: the model is told how it came out all the same.
     assert "The static check refused the sketch (1 problem)" in expected and "Paint covers 31.0%" in expected
     assert "Reward: 0.000 (gate failed, length 0.10)." in expected
+
+
+def test_a_multi_turn_rollout_is_revised_from_its_last_turn_with_that_paintings_own_reward(run, curator):
+    chained = make_chain_run(run.pool, turns=2, weight=0.5)
+    rollout = make_chain_rollout(chained, [BARE_RECT, GOOD], [0.0, 0.7])
+    first = rollout.chain.get(turn=1)
+    assert feedback_text(row_turn(first)) == first.feedback  # the feedback the trainer stored after turn 1
+    painted = make_chain_rollout(chained, [GOOD, GOOD], [0.4, 0.7], position=1).chain.get(turn=1)
+    assert feedback_text(row_turn(painted)) == painted.feedback and "Judge score" in painted.feedback
+
+    revision = services.revision_ask_model(rollout=rollout, requested_by=curator, wait_s=60)
+    assert rollout.reward == pytest.approx(1.05)  # final + 0.5 × gain: not what the painting earned
+    assert "Reward: 0.700 (gate passed" in revision.feedback and "1.050" not in revision.feedback
 
 
 def test_a_revision_still_rendering_cannot_be_revised_yet(client, curator, rollout):
