@@ -9,6 +9,10 @@ from training.models import Run
 # completion per pass: 1 × 4), small renders, a checkpoint every step.
 FAST = {"num_generations": 4, "gradient_accumulation_steps": 4, "render_size": 128, "max_completion_length": 384, "checkpoint_every": 1,
         "warmup_steps": 1, "render_deadline_s": 60, "score_deadline_s": 60}
+# For tests of the run's mechanics only (steps, groups, stop and resume): the tiny model never
+# ends a sketch, so its every completion runs to max_completion_length and fails the gate as
+# truncated, at 384 tokens as at 64; generating the 320 more cost most of each step.
+MECHANICS = FAST | {"max_completion_length": 64}
 
 
 def wait_for(predicate, timeout: float, what, poll: float = 0.5):

@@ -32,40 +32,12 @@ def worker_log(worker) -> str:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_two_process_run_finishes_with_each_step_once_and_each_rollout_once_in_its_step(workers, pool, painter_model):
-    run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=painter_model,
-                              arguments=TWO_PROCESSES | {"max_steps": 2})
-    run = wait_until_ended(run, timeout=600)
-    assert run.status == "finished", run.error
-    assert (run.steps_done, run.checkpoint_step) == (2, 2)
-    assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1, 2]
-    rollouts = Rollout.objects.filter(run=run)
-    # Each process generated 2 of a step's 4 completions; together they are one group, each position once.
-    assert Counter(rollouts.values_list("step", "group", "position")) == {
-        (step, 0, position): 1 for step in (1, 2) for position in range(4)}
-    for step in Step.objects.filter(run=run):
-        mine = rollouts.filter(step=step.step)
-        assert step.metrics["ours/none_count"] == mine.filter(reward=None).count()
-        assert step.metrics["ours/gate_pass_rate"] == pytest.approx(mine.filter(passed=True).count() / 4)
-        valid = [r.reward for r in mine if r.reward is not None]
-        assert step.reward_mean == pytest.approx(sum(valid) / len(valid), abs=1e-5)
-    assert rollouts.exclude(png="").exists(), "nothing rendered: the painter model never passed the gate"
-    assert (Path(run.output_dir) / "adapter" / "adapter_model.safetensors").exists()
-    sealed = json.loads((Path(run.output_dir) / "checkpoint-2" / "complete.json").read_text())["files"]
-    assert {"rng_state_0.pth", "rng_state_1.pth"} <= set(sealed)  # sealed once both processes had saved
-    assert run.eval_result.get("samples"), run.eval_result  # the main process evaluated the adapter
-    trainer_log = worker_log(workers["train"])
-    assert "starting 2 training processes" in trainer_log
-    assert f"run {run.id} | " in trainer_log  # the processes' lines reach the worker's log
-
-
-@pytest.mark.slow
-@pytest.mark.django_db(transaction=True)
 def test_stop_ends_a_two_process_run_after_a_step_in_both_processes_with_its_adapter_and_checkpoint(
     workers, pool, painter_model
 ):
+    # Stopping needs steps, not paintings: replies cut at 64 tokens fail the gate at once.
     run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=painter_model,
-                              arguments=TWO_PROCESSES | {"max_steps": 50})
+                              arguments=TWO_PROCESSES | {"max_steps": 50, "max_completion_length": 64})
     wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 400, "step 1")
     services.run_stop(run=Run.objects.get(id=run.id))
     run = wait_until_ended(run, timeout=300)
@@ -80,15 +52,17 @@ def test_stop_ends_a_two_process_run_after_a_step_in_both_processes_with_its_ada
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_two_process_run_without_render_workers_pauses_at_its_last_step_and_resumes_to_exactly_its_steps(
+def test_a_two_process_run_without_render_workers_pauses_and_resumes_to_finish_with_each_step_and_rollout_once(
     start_worker, worker_env, pool, painter_model
 ):
+    """One run proves both: pausing and resuming two processes, and a two-process run that
+    finishes (each step once, each rollout once in its step, evaluated)."""
     worker_env.update(RENDER_TIMEOUT_S="20", PAINTAPP_WORKER_WAIT_S="2")
-    for queue in ("train", "score"):
-        start_worker(queue)
+    train = start_worker("train")
+    start_worker("score")
     render = start_worker("render")
     run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=painter_model, arguments=TWO_PROCESSES | {
-        "max_steps": 3, "render_deadline_s": 10, "checkpoint_every": 100})
+        "max_steps": 3, "render_deadline_s": 10, "checkpoint_every": 100, "eval_samples_per_subject": 1})
     wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 400, "step 1")
     render.stop()
     run = wait_until_ended(run, timeout=300, ends=("waiting", "failed"))
@@ -105,9 +79,24 @@ def test_a_two_process_run_without_render_workers_pauses_at_its_last_step_and_re
     assert resume_waiting_runs.delay().get(timeout=60) == [run.id]
     run = wait_until_ended(run, timeout=500)
     assert run.status == "finished", run.error
+    assert run.steps_done == 3
     assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1, 2, 3]
-    assert Counter(Rollout.objects.filter(run=run).values_list("step", "group", "position")) == {
+    rollouts = Rollout.objects.filter(run=run)
+    # Each process generated 2 of a step's 4 completions; together they are one group, each position once.
+    assert Counter(rollouts.values_list("step", "group", "position")) == {
         (step, 0, position): 1 for step in (1, 2, 3) for position in range(4)}
+    for step in Step.objects.filter(run=run):
+        mine = rollouts.filter(step=step.step)
+        assert step.metrics["ours/none_count"] == mine.filter(reward=None).count()
+        assert step.metrics["ours/gate_pass_rate"] == pytest.approx(mine.filter(passed=True).count() / 4)
+        valid = [r.reward for r in mine if r.reward is not None]
+        assert step.reward_mean == pytest.approx(sum(valid) / len(valid), abs=1e-5)
+    assert rollouts.exclude(png="").exists(), "nothing rendered: the painter model never passed the gate"
+    assert (Path(run.output_dir) / "adapter" / "adapter_model.safetensors").exists()
+    assert run.eval_result.get("samples"), run.eval_result  # the main process evaluated the adapter
+    trainer_log = worker_log(train)
+    assert "starting 2 training processes" in trainer_log
+    assert f"run {run.id} | " in trainer_log  # the processes' lines reach the worker's log
 
 
 @pytest.mark.slow

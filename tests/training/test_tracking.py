@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from tests.curation.factories import make_pool
-from tests.support.runs import FAST, wait_until_ended
+from tests.support.runs import FAST, MECHANICS, wait_until_ended
 from training import services
 from training.config import RunArguments
 from training.models import Run
@@ -140,7 +140,7 @@ def test_a_short_cpu_run_writes_its_metrics_and_completions_to_trackio_and_an_of
     for queue in ("train", "render", "score"):
         start_worker(queue)
     run = services.run_launch(pool=make_pool(curator, name="tracked"), recipe_name="studio-judge-led", base_model=tiny_model,
-                              arguments=FAST | {"max_steps": 2, "report_to": "trackio,wandb"})
+                              arguments=MECHANICS | {"max_steps": 2, "report_to": "trackio,wandb"})
     run = wait_until_ended(run)
     assert run.status == "finished", run.error
     name = tracking_name(run)

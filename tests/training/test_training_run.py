@@ -15,7 +15,7 @@ from paintapp.env.reward import PRESETS
 from paintapp.workers import missing_worker_message
 from painting import services as painting_services
 from tests.curation.factories import make_pool
-from tests.support.runs import FAST, wait_for, wait_until_ended
+from tests.support.runs import FAST, MECHANICS, wait_for, wait_until_ended
 from training import services
 from training.models import Rollout, Step
 from training.tasks import resume_waiting_runs
@@ -71,7 +71,7 @@ def test_a_run_generating_with_transformers_continuous_batching_takes_its_steps_
     workers, pool, tiny_model
 ):
     run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model,
-                              arguments=FAST | {"max_steps": 2, "generation": "continuous-batching"})
+                              arguments=MECHANICS | {"max_steps": 2, "generation": "continuous-batching"})
     run = wait_until_ended(run)
     assert run.status == "finished", run.error
     assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1, 2]
@@ -118,7 +118,7 @@ def test_with_its_render_worker_gone_a_run_steps_on_no_lost_rollouts_waits_and_g
 
 
 def test_stop_ends_the_run_after_a_step_and_resume_continues_without_duplicates(workers, pool, tiny_model):
-    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model, arguments=FAST | {"max_steps": 4})
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model, arguments=MECHANICS | {"max_steps": 4})
     wait_for(lambda: Step.objects.filter(run=run).exists(), 300, "the first step")
     run.refresh_from_db()
     services.run_stop(run=run)
