@@ -32,12 +32,13 @@ def worker_log(worker) -> str:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_stop_ends_a_two_process_run_after_a_step_in_both_processes_with_its_adapter_and_checkpoint(
+def test_stop_ends_a_two_process_run_of_revision_turns_after_a_step_in_both_processes_with_its_adapter_and_checkpoint(
     workers, pool, painter_model
 ):
-    # Stopping needs steps, not paintings: replies cut at 64 tokens fail the gate at once.
+    # Stopping needs steps, not paintings: replies cut at 64 tokens fail the gate at once. Two
+    # turns: each process's rollouts get their feedback from one step-wide judging (paint_turn).
     run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=painter_model,
-                              arguments=TWO_PROCESSES | {"max_steps": 50, "max_completion_length": 64})
+                              arguments=TWO_PROCESSES | {"max_steps": 50, "max_completion_length": 64, "turns": 2})
     wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 400, "step 1")
     services.run_stop(run=Run.objects.get(id=run.id))
     run = wait_until_ended(run, timeout=300)
@@ -48,6 +49,10 @@ def test_stop_ends_a_two_process_run_after_a_step_in_both_processes_with_its_ada
     assert {"rng_state_0.pth", "rng_state_1.pth"} <= set(json.loads((checkpoint / "complete.json").read_text())["files"])
     assert (Path(run.output_dir) / "adapter" / "adapter_model.safetensors").exists()
     assert not run.eval_result  # a stopped run is not evaluated
+    rollouts = Rollout.objects.filter(run=run, step=1).prefetch_related("chain")
+    assert sorted(r.position for r in rollouts) == list(range(4))  # both processes' shares, once each
+    for rollout in rollouts:
+        assert [t.turn for t in rollout.chain.all()] == [1, 2] and rollout.chain.all()[0].feedback
 
 
 @pytest.mark.slow
