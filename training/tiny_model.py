@@ -36,6 +36,8 @@ from typing import Any
 
 from paintapp.env import seedgen
 from paintapp.env.prompts import SUBJECTS
+from paintapp.env.seedgen import revisions as seedgen_revisions
+from paintapp.env.seedgen.revisions import Revision, revision_examples
 from training.model_loading import architecture
 
 __all__ = [
@@ -49,16 +51,20 @@ __all__ = [
     "QUICK_SPEC",
     "PAINTER_TEST_SPEC",
     "Progress",
+    "warm_start_sketches",
+    "revision_examples",
     "sft_examples",
     "tokenizer_corpus",
     "build_tokenizer",
     "build_model",
     "sampling_config",
     "count_parameters",
+    "sft_config",
     "sft_warm_start",
     "Architecture",
     "QWEN3",
     "build_tiny_model",
+    "sample_chats",
     "sample_pass_rate",
     "read_model_info",
     "record_evaluation",
@@ -122,6 +128,10 @@ class TinyModelSpec:
     # sketches need only pass the gate and render often enough for a step to paint.
     sft_epochs: float = 8.0
     sft_learning_rate: float = 3e-3
+    # Revision examples (issue #16) after the plain ones: a flawed draft of a good sketch, the
+    # studio's real feedback on it, the good sketch as the answer (seedgen.revisions.revision_examples). Each
+    # is ~2.5x a plain example's tokens.
+    sft_revisions: int = 48
     sft_max_length: int = 2048  # prompt + reply tokens; longer examples are left out, never cut
     sft_batch_size: int = 1  # as fast per token as 4 on one thread, and 4x the updates
     sft_warmup_ratio: float = 0.05
@@ -142,13 +152,14 @@ class TinyModelSpec:
 
 # The end-to-end tests' painter: the demo model with fewer SFT epochs, half the build time;
 # it passes the gate most of the time and paints often enough to test the paint path.
-PAINTER_TEST_SPEC = TinyModelSpec(sft_epochs=3.0)
+# No revision examples: they would add build time, and the tests need a painter, not a reviser.
+PAINTER_TEST_SPEC = TinyModelSpec(sft_epochs=3.0, sft_revisions=0)
 
 # The test model: same shape of everything, a fraction of the work.
 QUICK_SPEC = TinyModelSpec(
     vocab_size=4096, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
     num_attention_heads=2, num_key_value_heads=1, head_dim=32,
-    sft_sketches=12, sft_epochs=1.0, sft_learning_rate=3e-3, sft_batch_size=4,
+    sft_sketches=12, sft_revisions=0, sft_epochs=1.0, sft_learning_rate=3e-3, sft_batch_size=4,
 )
 
 
@@ -156,26 +167,42 @@ QUICK_SPEC = TinyModelSpec(
 # Data
 
 
-def sft_examples(count: int, *, seed: int = seedgen.WARM_START_SEED, subjects: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Conversational prompt/completion rows for TRL from the seed generator's good
-    sketches: prompt = [system, user], completion = [assistant: the fenced sketch].
-
-    `subjects` (slugs) keeps only those subjects: the first `count` good sketches of
-    them in the seed pool's order (which is `seedgen.sft_pairs` filtered).
-    """
+def warm_start_sketches(
+    count: int, *, seed: int = seedgen.WARM_START_SEED, subjects: Sequence[str] | None = None, revisions: int = 0,
+) -> tuple[list[seedgen.SeedSketch], list[Revision]]:
+    """The good sketches of the plain examples (the first `count` of the seed pool `seed`,
+    kept to `subjects` when given) and the drafts of the revision examples, made from the
+    `revisions` good sketches that follow them in the same pool: the same generator seed,
+    so the demo pool's separation holds for revision answers too."""
+    total = count + revisions
     if not subjects:
-        pairs = seedgen.sft_pairs(count, seed=seed)
+        good = seedgen.generate_pool(total, seed=seed, weak_share=0.0)
     else:
         wanted = set(subjects)
         unknown = wanted - {s.slug for s in seedgen.SEED_SUBJECTS}
         if unknown:
             raise ValueError(f"no seed sketches for subjects {sorted(unknown)}")
-        # The pool deals the subjects round in turn, so this many covers `count` of them.
-        rounds = -(-count // len(wanted)) + 1
+        # The pool deals the subjects round in turn, so this many covers `total` of them.
+        rounds = -(-total // len(wanted)) + 1
         pool = seedgen.generate_pool(rounds * len(seedgen.SEED_SUBJECTS), seed=seed, weak_share=0.0)
-        chosen = [sk for sk in pool if sk.subject_slug in wanted][:count]
-        pairs = [(sk.messages()[:2], sk.reply) for sk in chosen]
-    return [{"prompt": prompt, "completion": [{"role": "assistant", "content": reply}]} for prompt, reply in pairs]
+        good = [sk for sk in pool if sk.subject_slug in wanted][:total]
+    return good[:count], seedgen_revisions.revisions(good[count:], seed=seed)
+
+
+def sft_examples(
+    count: int, *, seed: int = seedgen.WARM_START_SEED, subjects: Sequence[str] | None = None, revisions: int = 0,
+    renderer=None,
+) -> list[dict[str, Any]]:
+    """Conversational prompt/completion rows for TRL from the seed generator's good
+    sketches: `count` plain rows, prompt = [system, user], completion = [assistant: the
+    fenced sketch], then up to `revisions` revision rows (`revision_examples`).
+
+    `subjects` (slugs) keeps only those subjects: the first good sketches of them in the
+    seed pool's order (which is `seedgen.sft_pairs` filtered).
+    """
+    good, drafts = warm_start_sketches(count, seed=seed, subjects=subjects, revisions=revisions)
+    rows = [{"prompt": sk.messages()[:2], "completion": [{"role": "assistant", "content": sk.reply}]} for sk in good]
+    return rows + revision_examples(drafts, renderer=renderer)
 
 
 def tokenizer_corpus(examples: Iterable[dict[str, Any]]) -> list[str]:
@@ -320,6 +347,11 @@ def _token_figures(tokenizer, examples: list[dict[str, Any]]) -> list[tuple[int,
     return out
 
 
+def _is_revision(example: dict[str, Any]) -> bool:
+    """A revision example's prompt holds the first reply and its feedback after system + user."""
+    return len(example["prompt"]) > 2
+
+
 # ---------------------------------------------------------------------------------------
 # SFT warm start
 
@@ -347,6 +379,42 @@ def _progress_callback(progress: Progress | None):
     return _ProgressCallback()
 
 
+def sft_config(spec: TinyModelSpec, output_dir: str | Path, examples: int):
+    """The SFTConfig of the warm start for `examples` rows. The loss is on the completion's
+    assistant turn alone: TRL keeps a token's label only where both masks hold, the
+    completion mask (prompt/completion rows) and the chat template's {% generation %} mask
+    (assistant_only_loss), so the draft reply inside a revision example's prompt is context,
+    never a target (tests/training/test_tiny_model.py checks the labels)."""
+    from trl import SFTConfig
+
+    return SFTConfig(
+        output_dir=output_dir,
+        num_train_epochs=spec.sft_epochs,
+        per_device_train_batch_size=spec.sft_batch_size,
+        gradient_accumulation_steps=1,
+        learning_rate=spec.sft_learning_rate,
+        lr_scheduler_type="cosine",
+        warmup_steps=spec.sft_warmup_ratio,  # a float < 1 is a share of the steps
+        weight_decay=0.0,
+        max_length=spec.sft_max_length,
+        assistant_only_loss=True,
+        # TRL turns bf16 and gradient checkpointing on by default; on CPU both only cost time.
+        # (transformers 5.24 renamed gradient_checkpointing to activation_checkpointing;
+        # the new name set overrides TRL's default for the old one, without a warning.)
+        use_cpu=True,
+        bf16=False,
+        activation_checkpointing=False,
+        logging_steps=5 if examples * spec.sft_epochs >= 10 * spec.sft_batch_size else 1,
+        save_strategy="no",
+        report_to=[],
+        seed=spec.seed,
+        data_seed=spec.seed,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+        dataset_num_proc=None,
+    )
+
+
 def sft_warm_start(
     model_dir: str | Path,
     spec: TinyModelSpec,
@@ -366,14 +434,16 @@ def sft_warm_start(
     from datasets import Dataset
     from transformers import AutoTokenizer
     from transformers.trainer_callback import PrinterCallback
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTTrainer
 
     model_dir = Path(model_dir)
     started = time.perf_counter()
     with _torch_threads(spec.torch_threads):
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         model = architecture(model_dir).from_pretrained(model_dir, dtype="float32")  # a VL model stays one
-        examples = examples if examples is not None else sft_examples(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects)
+        if examples is None:
+            examples = sft_examples(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects,
+                                    revisions=spec.sft_revisions)
         lengths = _token_figures(tokenizer, examples)
         kept = [ex for ex, (p, c) in zip(examples, lengths) if p + c <= spec.sft_max_length]
         kept_lengths = [pc for pc in lengths if sum(pc) <= spec.sft_max_length]
@@ -382,32 +452,7 @@ def sft_warm_start(
         dataset = Dataset.from_list(kept)
         callback = _progress_callback(progress)
         with tempfile.TemporaryDirectory(prefix="tiny-sft-") as scratch:
-            args = SFTConfig(
-                output_dir=scratch,
-                num_train_epochs=spec.sft_epochs,
-                per_device_train_batch_size=spec.sft_batch_size,
-                gradient_accumulation_steps=1,
-                learning_rate=spec.sft_learning_rate,
-                lr_scheduler_type="cosine",
-                warmup_steps=spec.sft_warmup_ratio,  # a float < 1 is a share of the steps
-                weight_decay=0.0,
-                max_length=spec.sft_max_length,
-                assistant_only_loss=True,
-                # TRL turns bf16 and gradient checkpointing on by default; on CPU both only cost time.
-                # (transformers 5.24 renamed gradient_checkpointing to activation_checkpointing;
-                # the new name set overrides TRL's default for the old one, without a warning.)
-                use_cpu=True,
-                bf16=False,
-                activation_checkpointing=False,
-                logging_steps=5 if len(kept) * spec.sft_epochs >= 10 * spec.sft_batch_size else 1,
-                save_strategy="no",
-                report_to=[],
-                seed=spec.seed,
-                data_seed=spec.seed,
-                dataloader_num_workers=0,
-                disable_tqdm=True,
-                dataset_num_proc=None,
-            )
+            args = sft_config(spec, scratch, len(kept))
             trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
                                  callbacks=[callback])
             trainer.remove_callback(PrinterCallback)  # `progress` reports; no raw log dicts on stdout
@@ -426,6 +471,7 @@ def sft_warm_start(
     return {
         "examples": len(kept),
         "examples_left_out": len(examples) - len(kept),
+        "revision_examples": sum(_is_revision(ex) for ex in kept),
         "prompt_tokens_mean": round(statistics.mean(p for p, _ in kept_lengths), 1),
         "completion_tokens_mean": round(statistics.mean(c for _, c in kept_lengths), 1),
         "completion_tokens_max": max(c for _, c in kept_lengths),
@@ -495,7 +541,10 @@ def build_tiny_model(
     started = time.perf_counter()
     with _torch_threads(spec.torch_threads):
         report("data", 0, 1, {})
-        examples = sft_examples(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects)
+        data_started = time.perf_counter()
+        examples = sft_examples(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects,
+                                revisions=spec.sft_revisions)
+        data_s = time.perf_counter() - data_started
         if arch.chat_template_kwargs:
             for example in examples:
                 example["chat_template_kwargs"] = dict(arch.chat_template_kwargs)
@@ -518,6 +567,7 @@ def build_tiny_model(
             **figures,
             "vocab_size": len(tokenizer),
             "sft": sft,
+            "data_seconds": round(data_s, 1),  # the revision drafts' gate and renders, mostly
             "seconds": round(time.perf_counter() - started, 1),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "versions": _versions(),
@@ -542,6 +592,32 @@ def record_evaluation(model_dir: str | Path, evaluation: dict[str, Any]) -> None
 
 # ---------------------------------------------------------------------------------------
 # Sampled pass rate
+
+
+def sample_chats(
+    model, tokenizer, chats: Sequence[Sequence[dict[str, Any]]], *, temperature: float = 1.0, top_p: float = 0.95,
+    top_k: int = 20, max_new_tokens: int,
+) -> list[tuple[str, int, bool]]:
+    """One sampled reply per chat, in one left-padded batch (the chat template with the
+    generation prompt): (reply text, its tokens, whether it ended with <|im_end|>)."""
+    import torch
+
+    prompts = [tokenizer.apply_chat_template(list(c), add_generation_prompt=True, tokenize=False,
+                                             enable_thinking=False) for c in chats]
+    enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    with torch.inference_mode():
+        out = model.generate(
+            **enc, do_sample=True, temperature=temperature, top_p=top_p, top_k=top_k,
+            max_new_tokens=max_new_tokens, eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    replies = []
+    for row in out[:, enc["input_ids"].shape[1]:].tolist():
+        ended = tokenizer.eos_token_id in row
+        row = row[: row.index(tokenizer.eos_token_id)] if ended else row
+        row = [t for t in row if t != tokenizer.pad_token_id]
+        replies.append((tokenizer.decode(row, skip_special_tokens=True), len(row), ended))
+    return replies
 
 
 def sample_pass_rate(
@@ -589,22 +665,11 @@ def sample_pass_rate(
         stopped: list[bool] = []
         torch.manual_seed(seed)
         for start in range(0, n, batch_size):
-            batch = subjects[start:start + batch_size]
-            prompts = [tokenizer.apply_chat_template(build_messages(s), add_generation_prompt=True,
-                                                     tokenize=False, enable_thinking=False) for s in batch]
-            enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-            with torch.inference_mode():
-                out = model.generate(
-                    **enc, do_sample=True, temperature=temperature, top_p=top_p, top_k=top_k,
-                    max_new_tokens=max_new_tokens, eos_token_id=tokenizer.eos_token_id,
-                    pad_token_id=tokenizer.pad_token_id,
-                )
-            for row in out[:, enc["input_ids"].shape[1]:].tolist():
-                ended = tokenizer.eos_token_id in row
-                row = row[: row.index(tokenizer.eos_token_id)] if ended else row
-                row = [t for t in row if t != tokenizer.pad_token_id]
-                replies.append(tokenizer.decode(row, skip_special_tokens=True))
-                lengths.append(len(row))
+            chats = [build_messages(s) for s in subjects[start:start + batch_size]]
+            for reply, length, ended in sample_chats(model, tokenizer, chats, temperature=temperature, top_p=top_p,
+                                                     top_k=top_k, max_new_tokens=max_new_tokens):
+                replies.append(reply)
+                lengths.append(length)
                 stopped.append(ended)
     generation_s = time.perf_counter() - started
 

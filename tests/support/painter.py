@@ -9,6 +9,7 @@ into a temporary folder and renamed into place, so a killed build never leaves h
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -30,7 +31,14 @@ def _log_path(path: Path) -> Path:
 
 
 def is_built(path: Path) -> bool:
-    return (path / "config.json").exists()
+    """Built, and from the spec the tests use now: a painter built from an older
+    PAINTER_TEST_SPEC (its paintapp.json says which) is built again."""
+    if not (path / "config.json").exists():
+        return False
+    from training.tiny_model import PAINTER_TEST_SPEC, read_model_info
+
+    # Through JSON, as paintapp.json holds it (tuples come back as lists).
+    return read_model_info(path).get("spec") == json.loads(json.dumps(PAINTER_TEST_SPEC.to_dict()))
 
 
 def start_build(path: Path) -> subprocess.Popen | None:
@@ -71,7 +79,11 @@ def build(path: Path) -> None:
         staging = path.with_name(f"{path.name}.building-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         build_tiny_model(staging, PAINTER_TEST_SPEC)
+        stale = path.with_name(f"{path.name}.stale-{os.getpid()}")
+        if path.exists():  # built from an older spec: set aside, since a rename cannot replace a full folder
+            os.replace(path, stale)
         os.replace(staging, path)
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 loads by path like any checkpoint, and the build command. No database, no network."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -12,19 +13,25 @@ import pytest
 from curation.management.commands.seed_pool import Command as SeedPool
 from paintapp.env import seedgen
 from paintapp.env.extraction import extract_sketch
+from paintapp.env.feedback import REVISE_INSTRUCTION
 from paintapp.env.prompts import SUBJECTS, build_messages
+from paintapp.env.seedgen.revisions import GATE_KINDS, revision_examples
 from system.management.commands.demo_setup import Command as DemoSetup
+from tests.support.painter import is_built
 from training.tiny_model import (
     EOS_TOKEN,
     PAD_TOKEN,
+    PAINTER_TEST_SPEC,
     QUICK_SPEC,
     SPEC_FILE,
     TinyModelSpec,
     build_model,
     build_tokenizer,
     count_parameters,
+    sft_config,
     sft_examples,
     tokenizer_corpus,
+    warm_start_sketches,
 )
 
 
@@ -59,10 +66,14 @@ def test_the_default_warm_start_shares_no_sketch_with_the_demo_pool():
     pool_seed = SeedPool().create_parser("manage.py", "seed_pool").parse_args([]).seed
     demo_pool = {_normalised(sk.code) for sk in seedgen.generate_pool(count, seed=pool_seed)}
     spec = TinyModelSpec()
-    warm_start = {_normalised(ex["completion"][0]["content"])
-                  for ex in sft_examples(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects)}
+    good, drafts = warm_start_sketches(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects,
+                                       revisions=spec.sft_revisions)
+    warm_start = {_normalised(sk.reply) for sk in good}
+    revised_to = {_normalised(d.target.reply) for d in drafts}  # the revision examples' answers
     assert len(demo_pool) == count and len(warm_start) == spec.sft_sketches
+    assert len(drafts) == spec.sft_revisions > 0
     assert not demo_pool & warm_start
+    assert not demo_pool & revised_to
     # the check can see a shared sketch: the demo pool's own seed would share its hibiscus ones
     leaked = {_normalised(ex["completion"][0]["content"])
               for ex in sft_examples(spec.sft_sketches, seed=pool_seed, subjects=spec.sft_subjects)}
@@ -116,6 +127,81 @@ def test_the_assistant_mask_covers_the_reply_and_ends_on_im_end_so_the_model_lea
     trained = [i for i, m in zip(ids, mask) if m]
     assert trained[-1] == tokenizer.eos_token_id
     assert tokenizer.decode(trained[:-1]) == ex["completion"][0]["content"]
+
+
+# ---------------------------------------------------------------------------------------
+# Revision examples (issue #16)
+
+
+@pytest.fixture(scope="module")
+def revision_rows():
+    """Revision rows of the gate-refused kinds (judged in-process: no renderer needed)."""
+    _good, drafts = warm_start_sketches(0, revisions=24)
+    rows = revision_examples([d for d in drafts if d.kind in GATE_KINDS])
+    assert len(rows) >= 8
+    return rows
+
+
+def test_the_demo_spec_warm_starts_on_revisions_and_the_test_specs_on_none():
+    assert TinyModelSpec().sft_revisions >= 32
+    assert PAINTER_TEST_SPEC.sft_revisions == 0 and QUICK_SPEC.sft_revisions == 0
+    # so the tests' painter trains on exactly the examples it did before revisions existed
+    rows = sft_examples(5, revisions=PAINTER_TEST_SPEC.sft_revisions)
+    assert [(row["prompt"], row["completion"][0]["content"]) for row in rows] == seedgen.sft_pairs(5)
+
+
+def test_revision_examples_follow_the_plain_ones_and_answer_with_other_good_sketches():
+    good, drafts = warm_start_sketches(4, revisions=9)
+    assert [sk.reply for sk in good] == [ex["completion"][0]["content"] for ex in sft_examples(4)]
+    assert len(drafts) == 9 and not {d.target.id for d in drafts} & {sk.id for sk in good}
+
+
+def test_the_tokenizer_learns_the_feedback_so_the_revise_instruction_is_a_few_tokens(examples, revision_rows):
+    corpus = tokenizer_corpus(examples + revision_rows)
+    assert any(text == f"user\n{row['prompt'][3]['content']}" for row in revision_rows for text in corpus)
+    feedback = revision_rows[0]["prompt"][3]["content"]  # ~320 characters
+    with_feedback = build_tokenizer(corpus, vocab_size=8192)
+    without = build_tokenizer(tokenizer_corpus(examples), vocab_size=8192)
+    # measured: 5 tokens against 44 for the instruction, 10 against 89 for the whole feedback
+    assert len(with_feedback(REVISE_INSTRUCTION, add_special_tokens=False)["input_ids"]) <= 8
+    assert 3 * len(with_feedback(feedback)["input_ids"]) < len(without(feedback)["input_ids"])
+
+
+@pytest.mark.slow
+def test_the_sft_loss_of_a_revision_example_covers_only_its_last_assistant_turn(tmp_path, examples, revision_rows):
+    """What TRL trains on, read from the SFTTrainer's own prepared dataset: the labels
+    (not -100) are the answer and its <|im_end|>, never the draft reply in the prompt."""
+    from datasets import Dataset
+    from trl import SFTTrainer
+
+    rows = [examples[0], *revision_rows[:2]]
+    tokenizer = build_tokenizer(tokenizer_corpus(examples + revision_rows), vocab_size=8192)
+    spec = dataclasses.replace(QUICK_SPEC, sft_max_length=8192)  # TRL would cut a longer row; the build leaves it out
+    model = build_model(spec, tokenizer)
+    trainer = SFTTrainer(model=model, args=sft_config(spec, tmp_path, len(rows)),
+                         train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
+    for row, prepared in zip(rows, trainer.train_dataset):
+        trained = [t for t in prepared["labels"] if t != -100]
+        assert trained[-1] == tokenizer.eos_token_id
+        assert tokenizer.decode(trained[:-1]) == row["completion"][0]["content"]
+        # one contiguous run at the end (the template's newline after <|im_end|> is not trained):
+        # nothing of the prompt, the draft included, is a target
+        labelled = [i for i, t in enumerate(prepared["labels"]) if t != -100]
+        assert labelled == list(range(labelled[0], labelled[0] + len(trained)))
+        assert labelled[-1] >= len(prepared["labels"]) - 2
+    draft = revision_rows[0]["prompt"][2]["content"]
+    assert draft in tokenizer.decode(trainer.train_dataset[1]["input_ids"])
+
+
+def test_a_cached_painter_built_from_another_spec_is_built_again(tmp_path):
+    path = tmp_path / "tiny-painter-tests"
+    path.mkdir()
+    (path / "config.json").write_text("{}")
+    old = {k: v for k, v in json.loads(json.dumps(PAINTER_TEST_SPEC.to_dict())).items() if k != "sft_revisions"}
+    (path / SPEC_FILE).write_text(json.dumps({"spec": old}))
+    assert not is_built(path)
+    (path / SPEC_FILE).write_text(json.dumps({"spec": PAINTER_TEST_SPEC.to_dict()}))
+    assert is_built(path)
 
 
 @pytest.mark.slow
@@ -194,3 +280,11 @@ def test_the_build_command_with_quick_builds_and_prints_its_report(tmp_path):
     assert "SFT" in err.getvalue()  # the progress bar
     assert (tmp_path / "cmd" / "config.json").exists()
     assert "evaluation" in json.loads((tmp_path / "cmd" / SPEC_FILE).read_text())
+
+
+def test_the_build_command_refuses_a_negative_revision_count_before_building(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="--revisions must not be negative"):
+        call_command("build_tiny_model", "--revisions", "-1", "--out", str(tmp_path / "cmd"))
+    assert not (tmp_path / "cmd").exists()

@@ -1,13 +1,15 @@
 """`manage.py build_tiny_model` — build the embedded tiny painter (tokenizer, model, SFT warm
 start) and report how often its sampled sketches pass.
 
-    build_tiny_model [--arch qwen3|qwen3_5_moe] [--out DIR] [--sketches N] [--epochs E] [--quick]
-                     [--samples N] [--render-size PX] [--no-render]
+    build_tiny_model [--arch qwen3|qwen3_5_moe] [--out DIR] [--sketches N] [--revisions N] [--epochs E]
+                     [--quick] [--samples N] [--render-size PX] [--no-render]
 
 `--arch qwen3` (the default) builds the text model (training/tiny_model.py), `qwen3_5_moe` a
 Qwen3.5-MoE vision-language model with its processor (training/tiny_vl_model.py). Default
 output: settings.MODELS_DIR / "tiny-painter" (the text model) or "tiny-painter-qwen3_5_moe".
-`--quick` builds the small spec the tests use (about a minute). The report goes to stdout,
+`--quick` builds the small spec the tests use (about a minute). `--revisions N` sets the revision
+examples of the warm start (a flawed draft, the studio's real feedback on it, the good sketch;
+the demo spec has 48): judging their drafts renders some in Chromium (~1-2 min of the build). The report goes to stdout,
 the progress bar to stderr.
 """
 from __future__ import annotations
@@ -29,6 +31,9 @@ class Command(BaseCommand):
                             help="qwen3: the text model; qwen3_5_moe: a Qwen3.5-MoE vision-language model")
         parser.add_argument("--out", type=Path, default=None, help="output directory (default MODELS_DIR/tiny-painter)")
         parser.add_argument("--sketches", type=int, default=None, help="SFT sketches from the seed generator")
+        parser.add_argument("--revisions", type=int, default=None,
+                            help="revision examples (flawed draft + the studio's real feedback -> good sketch); "
+                                 "judging them renders some drafts in Chromium")
         parser.add_argument("--epochs", type=float, default=None, help="SFT epochs")
         parser.add_argument("--quick", action="store_true", help="the small, fast spec the tests use")
         parser.add_argument("--samples", type=int, default=32, help="samples for the pass rate (0 skips it)")
@@ -36,7 +41,7 @@ class Command(BaseCommand):
         parser.add_argument("--render-size", type=int, default=256, help="render size for the pass rate")
         parser.add_argument("--no-render", action="store_true", help="static gate only, no Chromium")
 
-    def handle(self, *args, arch, out, sketches, epochs, quick, samples, temperature, render_size, no_render, **options):
+    def handle(self, *args, arch, out, sketches, revisions, epochs, quick, samples, temperature, render_size, no_render, **options):
         from django.conf import settings
 
         from training.tiny_model import QUICK_SPEC, TinyModelSpec, build_tiny_model, read_model_info
@@ -52,6 +57,10 @@ class Command(BaseCommand):
             if sketches < 1:
                 raise CommandError("--sketches must be at least 1")
             spec.sft_sketches = sketches
+        if revisions is not None:
+            if revisions < 0:
+                raise CommandError("--revisions must not be negative")
+            spec.sft_revisions = revisions
         if epochs is not None:
             if epochs <= 0:
                 raise CommandError("--epochs must be positive")
@@ -88,6 +97,11 @@ class Command(BaseCommand):
             f"tokens per example: prompt {sft['prompt_tokens_mean']:.0f}, sketch {sft['completion_tokens_mean']:.0f} "
             f"(max {sft['completion_tokens_max']}); {sft['examples']} sketches, {sft['steps']} SFT steps"
         )
+        if spec.get("sft_revisions"):
+            self.stdout.write(
+                f"revision examples: {sft.get('revision_examples', 0)} of {spec['sft_revisions']} drafts showed their "
+                f"flaw and fit (data {build.get('data_seconds', 0):.0f} s)"
+            )
         final = f", final {sft['final_loss']:.3f}" if sft.get("final_loss") is not None else ""
         self.stdout.write(f"train loss: mean {sft['train_loss']:.3f}{final}")
         self.stdout.write(f"build time: {build_s:.0f} s (SFT {sft['seconds']:.0f} s)")
