@@ -20,54 +20,23 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "paintapp.settings")
 
 import django  # noqa: E402
 
 django.setup()
 
+from train_step import start_workers, stop_workers  # noqa: E402  (bench/ is the script's folder)
+
 from curation.selectors import pool_get  # noqa: E402
 from paintapp.env.gate import gate_source  # noqa: E402
-from paintapp.workers import answering_queues  # noqa: E402
 from painting.selectors import default_recipe_name  # noqa: E402
 from training import services  # noqa: E402
 from training.models import Rollout, Run  # noqa: E402
-
-
-def start_workers(train: int) -> list[subprocess.Popen]:
-    workers = {"train": train, "render": 2, "score": 1}
-    procs = []
-    for queue, concurrency in workers.items():
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "paintapp", "worker", "-Q", queue, "-c", str(concurrency),
-             "-n", f"bench-multiturn-{queue}@%h", "--loglevel=WARNING"],
-            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        ))
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if set(workers) <= answering_queues():
-            return procs
-        time.sleep(1)
-    stop_workers(procs)
-    raise SystemExit("workers did not come up within 90 s")
-
-
-def stop_workers(procs: list[subprocess.Popen]) -> None:
-    for proc in procs:
-        os.killpg(proc.pid, signal.SIGTERM)
-    for proc in procs:
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def launch(args, seed: int) -> Run:
@@ -166,7 +135,7 @@ def main() -> None:
     if args.runs:
         report([figures(run) for run in Run.objects.filter(id__in=args.runs).order_by("seed", "id")])
         return
-    procs = [] if args.use_running_workers else start_workers(args.train_workers)
+    procs = [] if args.use_running_workers else start_workers({"train": args.train_workers, "render": 2, "score": 1})
     runs = []
     try:
         runs = [launch(args, seed) for seed in args.seeds]

@@ -37,9 +37,10 @@ from training.models import Run, Step  # noqa: E402
 WORKERS = {"train": 1, "render": 2, "score": 1}
 
 
-def start_workers() -> list[subprocess.Popen]:
+def start_workers(workers: dict[str, int] = WORKERS) -> list[subprocess.Popen]:
+    """Start a Celery worker per queue (`workers`: queue -> concurrency) and wait until each answers."""
     procs = []
-    for queue, concurrency in WORKERS.items():
+    for queue, concurrency in workers.items():
         procs.append(subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "paintapp", "worker", "-Q", queue, "-c", str(concurrency),
              "-n", f"bench-{queue}@%h", "--loglevel=WARNING"],
@@ -47,7 +48,7 @@ def start_workers() -> list[subprocess.Popen]:
         ))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if set(WORKERS) <= answering_queues():
+        if set(workers) <= answering_queues():
             return procs
         time.sleep(1)
     raise SystemExit("workers did not come up within 60 s")
