@@ -241,16 +241,11 @@ class PaintingReward:
         G = self.args.num_generations
         rows = []
         for i, painted in enumerate(paintings):
-            render, score = painted.render or {}, painted.score or {}
             rows.append(Rollout(
                 run=self.run, step=step, group=i // G, position=i % G, subject=subjects[i][:120],
-                prompt=prompt_text(prompts[i]), reply=replies[i], code=painted.code,
-                png=render.get("png_path") or "", passed=painted.passed, violations=painted.violations,
-                reward=rewards[i], parts=painted.parts, judge_detail=score.get("judge") or {},
+                prompt=prompt_text(prompts[i]), reply=replies[i], reward=rewards[i],
                 reference_ids=list(painted.job.reference_ids),
-                paint_fraction=render.get("paint_fraction"), errors=render.get("errors", []),
-                stats=painted.painting.gate.stats, timings={**render.get("timings", {}), "render_ms": render.get("elapsed_ms")},
-                failure=painted.failure or _chain_failure(chains[i] if chains else None),
+                **{**_painted_fields(painted), "failure": painted.failure or _chain_failure(chains[i] if chains else None)},
                 turns=len(chains[i]) if chains else 1,
             ))
 
@@ -362,17 +357,21 @@ class PaintingReward:
             log.exception("could not store the failed rollouts of step %s", step)
 
 
-def _turn_row(rollout: Rollout, number: int, outcome: TurnOutcome) -> RolloutTurn:
-    painted = outcome.painted
+def _painted_fields(painted: Painted) -> dict:
+    """What a Rollout and a RolloutTurn row both keep of one painted sketch."""
     render, score = painted.render or {}, painted.score or {}
-    return RolloutTurn(
-        rollout=rollout, turn=number, reply=outcome.reply, code=painted.code, png=render.get("png_path") or "",
-        passed=painted.passed, violations=painted.violations, reward=painted.reward, parts=painted.parts,
-        judge_detail=score.get("judge") or {}, paint_fraction=render.get("paint_fraction"),
-        errors=render.get("errors", []), stats=painted.painting.gate.stats if painted.painting else {},
-        timings={**render.get("timings", {}), "render_ms": render.get("elapsed_ms")}, failure=painted.failure,
-        feedback=outcome.feedback,
-    )
+    return {
+        "code": painted.code, "png": render.get("png_path") or "", "passed": painted.passed,
+        "violations": painted.violations, "parts": painted.parts, "judge_detail": score.get("judge") or {},
+        "paint_fraction": render.get("paint_fraction"), "errors": render.get("errors", []),
+        "stats": painted.painting.gate.stats if painted.painting else {},
+        "timings": {**render.get("timings", {}), "render_ms": render.get("elapsed_ms")}, "failure": painted.failure,
+    }
+
+
+def _turn_row(rollout: Rollout, number: int, outcome: TurnOutcome) -> RolloutTurn:
+    return RolloutTurn(rollout=rollout, turn=number, reply=outcome.reply, reward=outcome.reward,
+                       feedback=outcome.feedback, **_painted_fields(outcome.painted))
 
 
 def _chain_failure(chain: list[TurnOutcome] | None) -> str:
