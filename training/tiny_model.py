@@ -36,8 +36,9 @@ from typing import Any
 
 from paintapp.env import seedgen
 from paintapp.env.prompts import SUBJECTS
+from paintapp.env.renderer import Renderer, RenderUnavailable
 from paintapp.env.seedgen import revisions as seedgen_revisions
-from paintapp.env.seedgen.revisions import Revision, revision_examples
+from paintapp.env.seedgen.revisions import Revision, RevisionScoring, revision_examples
 from training.model_loading import architecture
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "QUICK_SPEC",
     "PAINTER_TEST_SPEC",
     "Progress",
+    "warm_start_references",
     "warm_start_sketches",
     "revision_examples",
     "sft_examples",
@@ -132,7 +134,11 @@ class TinyModelSpec:
     # studio's real feedback on it, the good sketch as the answer (seedgen.revisions.revision_examples). Each
     # is ~2.5x a plain example's tokens.
     sft_revisions: int = 48
-    sft_max_length: int = 2048  # prompt + reply tokens; longer examples are left out, never cut
+    # Keeps (issue #16): a good draft with its passing verdict, judge section and reward line ->
+    # the same sketch. Without them the model first met a good draft's feedback in GRPO.
+    sft_keeps: int = 32
+    # A revision example is up to ~2,000 tokens (a keep's judge section included).
+    sft_max_length: int = 2560  # prompt + reply tokens; longer examples are left out, never cut
     sft_batch_size: int = 1  # as fast per token as 4 on one thread, and 4x the updates
     sft_warmup_ratio: float = 0.05
     seed: int = 0
@@ -153,13 +159,13 @@ class TinyModelSpec:
 # The end-to-end tests' painter: the demo model with fewer SFT epochs, half the build time;
 # it passes the gate most of the time and paints often enough to test the paint path.
 # No revision examples: they would add build time, and the tests need a painter, not a reviser.
-PAINTER_TEST_SPEC = TinyModelSpec(sft_epochs=3.0, sft_revisions=0)
+PAINTER_TEST_SPEC = TinyModelSpec(sft_epochs=3.0, sft_revisions=0, sft_keeps=0)
 
 # The test model: same shape of everything, a fraction of the work.
 QUICK_SPEC = TinyModelSpec(
     vocab_size=4096, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
     num_attention_heads=2, num_key_value_heads=1, head_dim=32,
-    sft_sketches=12, sft_revisions=0, sft_epochs=1.0, sft_learning_rate=3e-3, sft_batch_size=4,
+    sft_sketches=12, sft_revisions=0, sft_keeps=0, sft_epochs=1.0, sft_learning_rate=3e-3, sft_batch_size=4,
 )
 
 
@@ -167,42 +173,83 @@ QUICK_SPEC = TinyModelSpec(
 # Data
 
 
+# Reference paintings a revision example's draft is judged against: a run's group has 4 (the recipes'
+# references_per_group).
+REVISION_REFERENCES = 4
+
+
+def _good_sketches(total: int, *, seed: int, subjects: Sequence[str] | None) -> list[seedgen.SeedSketch]:
+    """The first `total` good sketches of the seed pool `seed`, kept to `subjects` when given."""
+    if not subjects:
+        return seedgen.generate_pool(total, seed=seed, weak_share=0.0)
+    wanted = set(subjects)
+    unknown = wanted - {s.slug for s in seedgen.SEED_SUBJECTS}
+    if unknown:
+        raise ValueError(f"no seed sketches for subjects {sorted(unknown)}")
+    # The pool deals the subjects round in turn, so this many covers `total` of them.
+    rounds = -(-total // len(wanted)) + 1
+    pool = seedgen.generate_pool(rounds * len(seedgen.SEED_SUBJECTS), seed=seed, weak_share=0.0)
+    return [sk for sk in pool if sk.subject_slug in wanted][:total]
+
+
 def warm_start_sketches(
     count: int, *, seed: int = seedgen.WARM_START_SEED, subjects: Sequence[str] | None = None, revisions: int = 0,
+    keeps: int = 0,
 ) -> tuple[list[seedgen.SeedSketch], list[Revision]]:
     """The good sketches of the plain examples (the first `count` of the seed pool `seed`,
-    kept to `subjects` when given) and the drafts of the revision examples, made from the
-    `revisions` good sketches that follow them in the same pool: the same generator seed,
-    so the demo pool's separation holds for revision answers too."""
-    total = count + revisions
-    if not subjects:
-        good = seedgen.generate_pool(total, seed=seed, weak_share=0.0)
-    else:
-        wanted = set(subjects)
-        unknown = wanted - {s.slug for s in seedgen.SEED_SUBJECTS}
-        if unknown:
-            raise ValueError(f"no seed sketches for subjects {sorted(unknown)}")
-        # The pool deals the subjects round in turn, so this many covers `total` of them.
-        rounds = -(-total // len(wanted)) + 1
-        pool = seedgen.generate_pool(rounds * len(seedgen.SEED_SUBJECTS), seed=seed, weak_share=0.0)
-        good = [sk for sk in pool if sk.subject_slug in wanted][:total]
-    return good[:count], seedgen_revisions.revisions(good[count:], seed=seed)
+    kept to `subjects` when given) and the drafts of the revision examples: `revisions`
+    flawed drafts made from the good sketches that follow them in the same pool, then
+    `keeps` keeps of the ones after those: the same generator seed, so the demo pool's
+    separation holds for revision answers too."""
+    good = _good_sketches(count + revisions + keeps, seed=seed, subjects=subjects)
+    flawed = seedgen_revisions.revisions(good[count:count + revisions], seed=seed)
+    return good[:count], flawed + seedgen_revisions.keeps(good[count + revisions:])
+
+
+def warm_start_references(
+    count: int, *, seed: int = seedgen.WARM_START_SEED, subjects: Sequence[str] | None = None, revisions: int = 0,
+    keeps: int = 0, references: int = 4,
+) -> list[seedgen.SeedSketch]:
+    """The reference paintings the revision examples' judge compares drafts with: the
+    `references` good sketches after every sketch `warm_start_sketches` uses, so no draft
+    and no answer is judged against itself."""
+    used = count + revisions + keeps
+    return _good_sketches(used + references, seed=seed, subjects=subjects)[used:]
 
 
 def sft_examples(
     count: int, *, seed: int = seedgen.WARM_START_SEED, subjects: Sequence[str] | None = None, revisions: int = 0,
-    renderer=None,
+    keeps: int = 0, renderer=None,
 ) -> list[dict[str, Any]]:
     """Conversational prompt/completion rows for TRL from the seed generator's good
     sketches: `count` plain rows, prompt = [system, user], completion = [assistant: the
-    fenced sketch], then up to `revisions` revision rows (`revision_examples`).
+    fenced sketch], then up to `revisions` + `keeps` revision rows (`revision_examples`).
+
+    With revision rows, each draft's feedback is what the trainer's would be, judge and
+    reward sections included: judged (seedgen.revisions.RevisionScoring) against
+    REVISION_REFERENCES reference paintings rendered here, as a run's group is against its
+    references.
 
     `subjects` (slugs) keeps only those subjects: the first good sketches of them in the
     seed pool's order (which is `seedgen.sft_pairs` filtered).
     """
-    good, drafts = warm_start_sketches(count, seed=seed, subjects=subjects, revisions=revisions)
+    good, drafts = warm_start_sketches(count, seed=seed, subjects=subjects, revisions=revisions, keeps=keeps)
     rows = [{"prompt": sk.messages()[:2], "completion": [{"role": "assistant", "content": sk.reply}]} for sk in good]
-    return rows + revision_examples(drafts, renderer=renderer)
+    if not drafts:
+        return rows
+    with contextlib.ExitStack() as stack:
+        if renderer is None:
+            renderer = stack.enter_context(Renderer())
+        references = warm_start_references(count, seed=seed, subjects=subjects, revisions=revisions, keeps=keeps,
+                                           references=REVISION_REFERENCES)
+        pngs = []
+        for sk in references:
+            painted = renderer.render(sk.code, seed=sk.seed, size=seedgen_revisions.RENDER_SIZE)
+            if painted.png is None:
+                raise RenderUnavailable(f"a warm-start reference did not paint: {painted.violations}")
+            pngs.append((sk.id, painted.png))
+        scoring = RevisionScoring(references=tuple(pngs))
+        return rows + revision_examples(drafts, renderer=renderer, scoring=scoring)
 
 
 def tokenizer_corpus(examples: Iterable[dict[str, Any]]) -> list[str]:
@@ -443,7 +490,7 @@ def sft_warm_start(
         model = architecture(model_dir).from_pretrained(model_dir, dtype="float32")  # a VL model stays one
         if examples is None:
             examples = sft_examples(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects,
-                                    revisions=spec.sft_revisions)
+                                    revisions=spec.sft_revisions, keeps=spec.sft_keeps)
         lengths = _token_figures(tokenizer, examples)
         kept = [ex for ex, (p, c) in zip(examples, lengths) if p + c <= spec.sft_max_length]
         kept_lengths = [pc for pc in lengths if sum(pc) <= spec.sft_max_length]
@@ -543,7 +590,7 @@ def build_tiny_model(
         report("data", 0, 1, {})
         data_started = time.perf_counter()
         examples = sft_examples(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects,
-                                revisions=spec.sft_revisions)
+                                revisions=spec.sft_revisions, keeps=spec.sft_keeps)
         data_s = time.perf_counter() - data_started
         if arch.chat_template_kwargs:
             for example in examples:

@@ -31,6 +31,7 @@ from training.tiny_model import (
     sft_config,
     sft_examples,
     tokenizer_corpus,
+    warm_start_references,
     warm_start_sketches,
 )
 
@@ -143,17 +144,23 @@ def revision_rows():
 
 
 def test_the_demo_spec_warm_starts_on_revisions_and_the_test_specs_on_none():
-    assert TinyModelSpec().sft_revisions >= 32
+    assert TinyModelSpec().sft_revisions >= 32 and TinyModelSpec().sft_keeps >= 16
     assert PAINTER_TEST_SPEC.sft_revisions == 0 and QUICK_SPEC.sft_revisions == 0
+    assert PAINTER_TEST_SPEC.sft_keeps == 0 and QUICK_SPEC.sft_keeps == 0
     # so the tests' painter trains on exactly the examples it did before revisions existed
     rows = sft_examples(5, revisions=PAINTER_TEST_SPEC.sft_revisions)
     assert [(row["prompt"], row["completion"][0]["content"]) for row in rows] == seedgen.sft_pairs(5)
 
 
 def test_revision_examples_follow_the_plain_ones_and_answer_with_other_good_sketches():
-    good, drafts = warm_start_sketches(4, revisions=9)
+    good, drafts = warm_start_sketches(4, revisions=9, keeps=3)
     assert [sk.reply for sk in good] == [ex["completion"][0]["content"] for ex in sft_examples(4)]
-    assert len(drafts) == 9 and not {d.target.id for d in drafts} & {sk.id for sk in good}
+    assert len(drafts) == 12 and [d.kind for d in drafts[9:]] == ["keep"] * 3
+    assert not {d.target.id for d in drafts} & {sk.id for sk in good}
+    assert len({d.target.id for d in drafts}) == 12  # each good sketch is used once
+    references = warm_start_references(4, revisions=9, keeps=3, references=2)
+    assert len(references) == 2
+    assert not {sk.id for sk in references} & ({d.target.id for d in drafts} | {sk.id for sk in good})
 
 
 def test_the_tokenizer_learns_the_feedback_so_the_revise_instruction_is_a_few_tokens(examples, revision_rows):

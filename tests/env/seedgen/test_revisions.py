@@ -9,12 +9,17 @@ from paintapp.env.feedback import REVISE_INSTRUCTION, Turn, feedback_text, revis
 from paintapp.env.gate import gate_reply
 from paintapp.env.painting import paint_reply
 from paintapp.env.prompts import build_messages, make_subject
+from paintapp.env.reward import DEFAULT_STUDIO_PRESET, PRESETS, combine
 from paintapp.env.seedgen.revisions import (
     GATE_KINDS,
+    KEEP,
     RENDER_KINDS,
     RENDER_SIZE,
     REVISION_KINDS,
+    QualityPairJudge,
     Revision,
+    RevisionScoring,
+    keeps,
     revision_examples,
     revisions,
     shows_flaw,
@@ -61,7 +66,7 @@ def test_a_revision_example_is_the_trainers_turn_two_chat_with_the_real_verdicts
 def test_the_run_time_and_weak_kinds_get_the_rendered_verdict_as_feedback(renderer):
     drafts = revisions(BASES, seed=1)
     # one of each kind that needs a render, the slowest (overfilled) left to the build
-    chosen = [next(d for d in drafts if d.kind == kind) for kind in RENDER_KINDS if kind != "overfilled"]
+    chosen = [next(d for d in drafts if d.kind == kind) for kind in RENDER_KINDS if kind not in ("overfilled", KEEP)]
     rows = revision_examples(chosen, renderer=renderer)
     assert len(rows) == len(chosen)
     for row, draft in zip(rows, chosen):
@@ -78,3 +83,65 @@ def test_a_draft_whose_verdict_does_not_show_its_flaw_is_left_out():
     base = BASES[0]
     unflawed = Revision(kind="text", draft=base.code, target=base)  # passes the gate: nothing to revise
     assert revision_examples([unflawed]) == []
+
+
+def test_a_keep_is_a_good_sketch_as_its_own_draft_and_answer_and_revisions_never_deal_one():
+    kept = keeps(BASES[:3])
+    assert [(k.kind, k.draft, k.target) for k in kept] == [(KEEP, b.code, b) for b in BASES[:3]]
+    assert KEEP not in REVISION_KINDS and all(d.kind != KEEP for d in revisions(BASES, seed=1))
+
+
+@pytest.mark.slow
+def test_the_quality_pair_judge_prefers_the_better_scored_image_in_either_order_and_never_guesses(renderer):
+    good, weak = BASES[0], seedgen.generate(BASES[0].seed, style="near_empty", subject_slug=BASES[0].subject_slug)
+    good_png = renderer.render(good.code, seed=good.seed, size=RENDER_SIZE).png
+    weak_png = renderer.render(weak.code, seed=good.seed, size=RENDER_SIZE).png
+    judge = QualityPairJudge()
+    for first in (True, False):
+        assert judge.compare(good_png, weak_png, candidate_first=first) > 0.5
+        assert judge.compare(weak_png, good_png, candidate_first=first) < 0.5
+    assert judge.compare(good_png, good_png) == 0.5
+    assert judge.compare(b"not a png", good_png) is None
+
+
+@pytest.mark.slow
+def test_with_scoring_feedback_has_the_judge_and_reward_sections_the_trainers_pipeline_gives(renderer):
+    # a hibiscus: the warm start's subject, painted well inside the balanced coverage band
+    keep = keeps([next(b for b in BASES if "hibiscus" in b.subject_slug)])[0]
+    refused = next(d for d in revisions(BASES, seed=1) if d.kind == "text")
+    renderer = _Remembering(renderer)  # the same render twice: Chromium's pixels vary by a hair between renders
+    reference = BASES[-1]
+    reference_png = renderer.render(reference.code, seed=reference.seed, size=RENDER_SIZE).png
+    scoring = RevisionScoring(references=((reference.id, reference_png),))
+    rows = revision_examples([keep, refused], renderer=renderer, scoring=scoring)
+    assert len(rows) == 2
+    recipe = PRESETS[DEFAULT_STUDIO_PRESET]
+    kept_feedback, refused_feedback = (row["prompt"][3]["content"] for row in rows)
+
+    painting = paint_reply(keep.draft_reply, renderer=renderer, seed=keep.seed, size=RENDER_SIZE)
+    turn = scoring.turn(painting, prompt=keep.target.subject_text)
+    assert turn.judge.score is not None and len(turn.judge.references) == 1
+    # The reward is the recipe's combination of the same parts, as painting.pipeline.reward_of makes it.
+    expected = combine(recipe, True, recipe.length_part(painting.code), turn.judge.score, turn.reward.quality)
+    assert turn.reward == expected and expected.reward > recipe.w_gate
+    assert kept_feedback == feedback_text(turn)
+    assert "The judge compared your painting with 1 reference watercolour" in kept_feedback
+    assert f"Reward: {expected.reward:.3f} (gate passed" in kept_feedback
+    assert rows[0]["completion"][0]["content"] == keep.target.reply == keep.draft_reply
+
+    assert "The judge" not in refused_feedback
+    refused_length = recipe.length_part(paint_reply(refused.draft_reply, renderer=None).code)
+    assert f"Reward: 0.000 (gate failed, length {refused_length:.2f})." in refused_feedback
+
+
+class _Remembering:
+    """A renderer that paints each (code, seed, size) once and gives the same Render after."""
+
+    def __init__(self, renderer):
+        self.renderer, self.renders = renderer, {}
+
+    def render(self, code: str, *, seed: int = 0, size: int = RENDER_SIZE):
+        key = (code, seed, size)
+        if key not in self.renders:
+            self.renders[key] = self.renderer.render(code, seed=seed, size=size)
+        return self.renders[key]
