@@ -59,6 +59,23 @@ TRL_GENERATION = {
 }
 
 
+# Continuous batching on a CPU. Told nothing, transformers sizes its paged cache from free
+# memory, which on a CPU is most of the machine's RAM (7.5 GB on a 24 GB test box), and with
+# it attention masks of max_batch_tokens x (cache + batch) tokens, set up again at every step.
+# Sized to what a step can hold instead: each of the process's sequences, its prompt (the
+# chat, and with revision turns every earlier reply and its feedback) plus its completion.
+CB_PAGE_TOKENS = 256  # transformers' default page size
+CB_PROMPT_TOKENS = 2048  # per turn: the chat or a turn's feedback (MAX_FEEDBACK_CHARS ~ 2K tokens)
+CB_CPU_BATCH_TOKENS = 512  # tokens a forward pass takes at once: a prefill is cut into such batches
+
+
+def cpu_continuous_batching(args: RunArguments, processes: int) -> dict[str, int]:
+    """The ContinuousBatchingConfig of a CPU run: a cache for one process's share of a step."""
+    sequences = args.generation_batch_size // processes
+    per_sequence = args.turns * (CB_PROMPT_TOKENS + args.max_completion_length)
+    return {"num_blocks": sequences * -(-per_sequence // CB_PAGE_TOKENS), "max_batch_tokens": CB_CPU_BATCH_TOKENS}
+
+
 def grpo_config(run: Run, args: RunArguments, *, processes: int = 1):
     """TRL's GRPOConfig: every run argument GRPOConfig also declares, plus what the app decides."""
     import torch
@@ -69,6 +86,8 @@ def grpo_config(run: Run, args: RunArguments, *, processes: int = 1):
     return GRPOConfig(**{
         **args.shared_with(GRPOConfig),
         **TRL_GENERATION[args.generation],
+        **({"transformers_continuous_batching_config": cpu_continuous_batching(args, processes)}
+           if args.generation == "continuous-batching" and not on_gpu else {}),
         "output_dir": run.output_dir,
         "seed": int(run.seed),
         "use_cpu": not on_gpu,

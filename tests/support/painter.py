@@ -14,31 +14,63 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def painter_path() -> Path:
-    """Where the painter is kept between sessions (once per machine)."""
+def models_dir() -> Path:
+    """Where the tests' built models are kept between sessions (once per machine)."""
     from django.conf import settings
 
-    return Path(settings.MODELS_DIR) / "tiny-painter-tests"
+    return Path(settings.MODELS_DIR)
+
+
+def painter_path() -> Path:
+    return models_dir() / "tiny-painter-tests"
 
 
 def _log_path(path: Path) -> Path:
     return path.with_name(f"{path.name}.build.log")
 
 
-def is_built(path: Path) -> bool:
-    """Built, and from the spec the tests use now: a painter built from an older
-    PAINTER_TEST_SPEC (its paintapp.json says which) is built again."""
+def is_built(path: Path, spec: Any = None) -> bool:
+    """Built, and from the spec the tests use now (PAINTER_TEST_SPEC unless `spec` is given):
+    a model built from an older spec (its paintapp.json says which) is built again."""
     if not (path / "config.json").exists():
         return False
     from training.tiny_model import PAINTER_TEST_SPEC, read_model_info
 
+    spec = PAINTER_TEST_SPEC if spec is None else spec
     # Through JSON, as paintapp.json holds it (tuples come back as lists).
-    return read_model_info(path).get("spec") == json.loads(json.dumps(PAINTER_TEST_SPEC.to_dict()))
+    return read_model_info(path).get("spec") == json.loads(json.dumps(spec.to_dict()))
+
+
+def built_once(path: Path, spec: Any, build_model: Callable[[Path, Any], Any]) -> Path:
+    """`path`, holding a model built by `build_model(folder, spec)`: built by the first test
+    process that asks (the others wait on a file lock) and kept for later sessions, instead
+    of once per pytest-xdist process per session (a quick build is ~1 min of a core).
+    Built in a staging folder and renamed into place, so a killed build leaves no half model."""
+    from filelock import FileLock
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path.with_name(f"{path.name}.lock"))):
+        if not is_built(path, spec):
+            staging = path.with_name(f"{path.name}.building-{os.getpid()}")
+            shutil.rmtree(staging, ignore_errors=True)
+            build_model(staging, spec)
+            _replace(staging, path)
+    return path
+
+
+def _replace(staging: Path, path: Path) -> None:
+    stale = path.with_name(f"{path.name}.stale-{os.getpid()}")
+    if path.exists():  # built from an older spec: set aside, since a rename cannot replace a full folder
+        os.replace(path, stale)
+    os.replace(staging, path)
+    shutil.rmtree(stale, ignore_errors=True)
 
 
 def start_build(path: Path) -> subprocess.Popen | None:
@@ -79,11 +111,7 @@ def build(path: Path) -> None:
         staging = path.with_name(f"{path.name}.building-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         build_tiny_model(staging, PAINTER_TEST_SPEC)
-        stale = path.with_name(f"{path.name}.stale-{os.getpid()}")
-        if path.exists():  # built from an older spec: set aside, since a rename cannot replace a full folder
-            os.replace(path, stale)
-        os.replace(staging, path)
-        shutil.rmtree(stale, ignore_errors=True)
+        _replace(staging, path)
 
 
 if __name__ == "__main__":

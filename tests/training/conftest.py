@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.painter import painter_path, wait_for_build
+from tests.support.painter import built_once, models_dir, painter_path, wait_for_build
 
 
 @pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory) -> str:
-    """A fast-to-build model: it runs GRPO mechanics but rarely writes a passing sketch."""
+def tiny_model() -> str:
+    """A fast-to-build model: it runs GRPO mechanics but rarely writes a passing sketch.
+    Built once into MODELS_DIR and shared by the test processes (tests only read it)."""
     from training.tiny_model import QUICK_SPEC, build_tiny_model
 
-    return str(build_tiny_model(tmp_path_factory.mktemp("models") / "tiny", QUICK_SPEC))
+    return str(built_once(models_dir() / "tiny-quick-tests", QUICK_SPEC, build_tiny_model))
 
 
 @pytest.fixture(scope="session")
@@ -32,9 +33,10 @@ def workers(start_worker, worker_env) -> dict:
 
 
 @pytest.fixture(scope="session")
-def tiny_vl_model(tmp_path_factory) -> str:
+def tiny_vl_model() -> str:
     """A Qwen3.5-MoE vision-language model (vision tower, routed experts, processor files) of
-    ~300K parameters with a one-step SFT (~1 min): it runs the VL training path, not a painter."""
+    ~300K parameters with a one-step SFT (~1 min): it runs the VL training path, not a painter.
+    Built once into MODELS_DIR like `tiny_model`."""
     from training.tiny_vl_model import QUICK_VL_SPEC, build_tiny_vl_model
 
-    return str(build_tiny_vl_model(tmp_path_factory.mktemp("models") / "tiny-vl", QUICK_VL_SPEC))
+    return str(built_once(models_dir() / "tiny-vl-tests", QUICK_VL_SPEC, build_tiny_vl_model))

@@ -192,6 +192,21 @@ def test_each_generation_backend_sets_trls_switches(generation, use_vllm, vllm_m
         assert config.vllm_mode == vllm_mode
 
 
+def test_on_a_cpu_continuous_batching_gets_a_cache_for_one_processs_share_of_a_step_not_the_free_ram():
+    from training.models import Run
+    from training.trainer import CB_CPU_BATCH_TOKENS, cpu_continuous_batching, grpo_config
+
+    args = RunArguments(generation="continuous-batching", max_completion_length=1024, turns=2)
+    config = grpo_config(Run(output_dir="/tmp/run-config-test", seed=0), args)
+    cache = config.transformers_continuous_batching_config
+    # 8 completions a step, each up to 2 turns x (2048 prompt + 1024 completion) tokens in 256-token pages
+    assert cache == {"num_blocks": 8 * 24, "max_batch_tokens": CB_CPU_BATCH_TOKENS}
+    # two processes: each holds its half of the step
+    assert cpu_continuous_batching(args, 2)["num_blocks"] == 4 * 24
+    plain = grpo_config(Run(output_dir="/tmp/run-config-test", seed=0), RunArguments())
+    assert not plain.transformers_continuous_batching_config  # generate: nothing to size
+
+
 # -- several processes -----------------------------------------------------------------------------
 
 
