@@ -1,9 +1,9 @@
 """Revision turns on a vision-language base model (issue #16): the tiny Qwen3.5-MoE model sees
 its own painting in the feedback, when it writes the next turn and in the loss's forward pass.
 
-The tiny VL model writes no sketch that passes the gate, so its turns are painted as two known
-sketches (a hibiscus for even rollouts, a circle for odd ones): what is tested is where each
-painting's pixels go, not what the model paints."""
+The tiny VL model writes no sketch that passes the gate, so rollout i's turns are painted as a
+known sketch, sketches[i % 2] (`paint_as`): what is tested is where each painting's pixels go,
+not what the model paints."""
 from __future__ import annotations
 
 import io
@@ -19,7 +19,7 @@ from paintapp.env.reward import PRESETS
 from painting.pipeline import InProcess
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST
-from tests.training.factories import FIXED_RECT, GOOD
+from tests.training.factories import BARE_RECT, FIXED_RECT, GOOD
 from training.config import RunArguments
 from training.feedback_images import FEEDBACK_IMAGES
 from training.models import Run
@@ -28,8 +28,6 @@ from training.trainer import build_trainer, training_dataset
 from training.turns import painting_png
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # the callbacks close_old_connections()
-
-SKETCHES = (GOOD, FIXED_RECT)
 
 
 @pytest.fixture(scope="module")
@@ -48,20 +46,27 @@ def one_torch_thread():
 
 @pytest.fixture
 def vl_trainer(curator, tiny_vl_model, renderer, settings, tmp_path):
-    """A 2-turn run's trainer on the tiny VL model, painting in-process; its paint_turn paints
-    rollout i's reply as SKETCHES[i % 2]."""
+    """A run's trainer on the tiny VL model (2 turns unless told), painting in-process, and its prompt."""
     settings.MEDIA_ROOT = tmp_path / "media"
     recipe = PRESETS["studio-hps-only"]  # judged in-process: no taste model needed
-    args = RunArguments.from_dict(FAST | {"max_steps": 1, "turns": 2, "max_completion_length": 16})
-    run = Run.objects.create(name="vl turns", pool=make_pool(curator, name="vl turns"), base_model=tiny_vl_model,
-                             recipe_name=recipe.name, recipe=recipe.to_dict(), subjects=["a peach hibiscus"],
-                             hyperparameters=args.to_dict(), output_dir=str(tmp_path / "runs" / "vl"))
-    trainer = build_trainer(run, args, task_id="test", executor=InProcess(renderer))
+
+    def make(turns: int = 2):
+        args = RunArguments.from_dict(FAST | {"max_steps": 1, "turns": turns, "max_completion_length": 16})
+        run = Run.objects.create(name=f"vl turns {turns}", pool=make_pool(curator, name=f"vl turns {turns}"),
+                                 base_model=tiny_vl_model, recipe_name=recipe.name, recipe=recipe.to_dict(),
+                                 subjects=["a peach hibiscus"], hyperparameters=args.to_dict(),
+                                 output_dir=str(tmp_path / "runs" / f"vl{turns}"))
+        trainer = build_trainer(run, args, task_id="test", executor=InProcess(renderer))
+        return trainer, training_dataset(run, args)[0]["prompt"]
+    return make
+
+
+def paint_as(trainer, sketches: tuple[str, str]) -> None:
+    """Rollout i's replies are painted as sketches[i % 2]."""
     reward = trainer.rollout_func.reward
     paint_turn = reward.paint_turn
     reward.paint_turn = lambda step, share, items: paint_turn(
-        step, share, [(i, subject, f"```js\n{SKETCHES[i % 2]}```") for i, subject, _ in items])
-    return trainer, training_dataset(run, args)[0]["prompt"]
+        step, share, [(i, subject, f"```js\n{sketches[i % 2]}```") for i, subject, _ in items])
 
 
 def recorded(obj, name: str, calls: list, monkeypatch):
@@ -91,8 +96,9 @@ def real_processor(trainer, monkeypatch):
 def test_turn_two_is_generated_from_the_processors_image_tokens_and_pixels_of_the_rollouts_own_painting(
     vl_trainer, monkeypatch
 ):
-    trainer, prompt = vl_trainer
+    trainer, prompt = vl_trainer()
     assert isinstance(trainer, RevisionGRPOTrainer) and trainer.rollout_func.paintings is not None
+    paint_as(trainer, (GOOD, FIXED_RECT))  # a hibiscus, a circle
     generations = []
     recorded(trainer, "_generate_single_turn", generations, monkeypatch)
     prompts = [prompt] * trainer.num_generations
@@ -108,7 +114,7 @@ def test_turn_two_is_generated_from_the_processors_image_tokens_and_pixels_of_th
             strict=True)):
         first = chain[0]
         png = painting_png(first.painted)
-        assert png is not None and first.painted.code == SKETCHES[i % 2]
+        assert png is not None and first.painted.code == (GOOD, FIXED_RECT)[i % 2]
         image = Image.open(io.BytesIO(png)).convert("RGB")
         feedback_start = mask.index(0)
         turn_two = feedback_start + mask[feedback_start:].index(1)
@@ -142,9 +148,14 @@ def test_turn_two_is_generated_from_the_processors_image_tokens_and_pixels_of_th
 
 
 def test_one_grpo_step_with_two_turns_trains_on_the_paintings_the_model_was_shown(vl_trainer, monkeypatch):
+    """Half the rollouts paint nothing (the gate refuses their sketch): they are shown no image,
+    and the forward passes over them get no image inputs. beta > 0 adds TRL's reference pass,
+    which runs inside the step's scoring."""
     from trl import GRPOTrainer
 
-    trainer, _ = vl_trainer
+    trainer, _ = vl_trainer()
+    paint_as(trainer, (GOOD, BARE_RECT))
+    trainer.beta = 0.04
     outputs, forwards, tower = [], [], []
     rollout = trainer.rollout_func
     monkeypatch.setattr(trainer, "rollout_func", lambda prompts, t: outputs.append(rollout(prompts, t)) or outputs[-1])
@@ -157,27 +168,44 @@ def test_one_grpo_step_with_two_turns_trains_on_the_paintings_the_model_was_show
 
     assert trainer.state.global_step == 1
     (out,) = outputs
-    shown = {}  # a rollout's whole sequence -> the pixels it was shown
-    for ids, completion, paintings in zip(out["prompt_ids"], out["completion_ids"], out[FEEDBACK_IMAGES], strict=True):
-        (painting,) = paintings
-        shown[tuple(ids + completion)] = painting
-    loss_rows = 0
+    shown = {tuple(ids + completion): paintings for ids, completion, paintings in zip(
+        out["prompt_ids"], out["completion_ids"], out[FEEDBACK_IMAGES], strict=True)}
+    assert [len(p) for p in out[FEEDBACK_IMAGES]] == [1, 0, 1, 0]
+    rows = {"loss": 0, "reference": 0}
     for args, kwargs in forwards:
-        if not kwargs.get("compute_entropy"):
-            continue  # only the loss asks for entropies here (beta 0: no reference pass)
         input_ids, attention_mask = args[2], args[3]  # (trainer, model, input_ids, attention_mask, ...)
-        assert kwargs["num_images"] == [1] * input_ids.size(0)
-        start = 0
-        for row, mask in zip(input_ids.tolist(), attention_mask.tolist(), strict=True):
-            painting = shown[tuple(t for t, m in zip(row, mask, strict=True) if m)]
-            rows = int(painting.image_grid_thw.prod())
-            assert torch.equal(kwargs["pixel_values"][start:start + rows], painting.pixel_values)
-            start += rows
-            loss_rows += 1
-        assert kwargs["mm_token_type_ids"].sum() == (input_ids == trainer.model.config.image_token_id).sum()
-    assert loss_rows == len(shown) == trainer.num_generations
-    # The vision tower read the paintings when turn 2 was generated (all at once, no gradients)
-    # and in every loss pass (with gradients).
-    loss_calls = sum(1 for _, kwargs in forwards if kwargs.get("compute_entropy"))
-    assert [grid.size(0) for grad, grid in tower if not grad] == [trainer.num_generations]
-    assert len([grid for grad, grid in tower if grad]) == loss_calls
+        paintings = [p for row, mask in zip(input_ids.tolist(), attention_mask.tolist(), strict=True)
+                     for p in shown[tuple(t for t, m in zip(row, mask, strict=True) if m)]]
+        if paintings:
+            assert torch.equal(kwargs["pixel_values"], torch.cat([p.pixel_values for p in paintings]))
+            assert torch.equal(kwargs["image_grid_thw"], torch.cat([p.image_grid_thw for p in paintings]))
+            image_tokens = input_ids == trainer.model.config.image_token_id
+            assert torch.equal(kwargs["mm_token_type_ids"].bool(), image_tokens) and image_tokens.any()
+        else:
+            assert kwargs.get("pixel_values") is None
+        rows["loss" if kwargs.get("compute_entropy") else "reference"] += input_ids.size(0)
+    assert rows == {"loss": 4, "reference": 4}
+    # The vision tower read the two paintings when turn 2 was generated (no gradients), in the
+    # reference pass (no gradients) and in the loss passes of their rows (with gradients).
+    assert sorted((grad, grid.size(0)) for grad, grid in tower) == [(False, 1), (False, 1), (False, 2), (True, 1), (True, 1)]
+
+
+def test_turn_three_is_generated_with_both_paintings_of_its_conversation_in_order(vl_trainer, monkeypatch):
+    trainer, prompt = vl_trainer(turns=3)
+    paint_as(trainer, (GOOD, FIXED_RECT))
+    generations = []
+    recorded(trainer, "_generate_single_turn", generations, monkeypatch)
+
+    out = trainer.rollout_func([prompt] * trainer.num_generations, trainer)
+
+    (turn_three_ids, _, turn_three_inputs, _), _ = generations[2]
+    image_token = trainer._tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    pixels = []
+    for i, (chain, shown) in enumerate(zip(out["revision_chain"], out[FEEDBACK_IMAGES], strict=True)):
+        assert len(chain) == 3 and len(shown) == 2
+        for turn, painting in zip(chain[:2], shown, strict=True):  # turn 1's painting, then turn 2's
+            assert painting.png == painting_png(turn.painted)
+            pixels.append(painting.pixel_values)
+        assert turn_three_ids[i].count(image_token) == sum(p.tokens for p in shown)
+    assert torch.equal(turn_three_inputs["pixel_values"], torch.cat(pixels))
+    assert turn_three_inputs["image_grid_thw"].size(0) == 2 * trainer.num_generations
