@@ -5,7 +5,9 @@
     trainer.train(); trainer.save_model()
 
 Everything app-specific lives in the reward function (training/rewarding.py) and the
-callback (training/callbacks.py).
+callback (training/callbacks.py); with revision turns, in the rollout function
+(training/turns.py), and the trainer is RevisionGRPOTrainer (training/revision_trainer.py):
+GRPOTrainer plus the paintings a vision-language model was shown, in the loss's forward pass.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from paintapp.env.prompts import build_messages, make_subject
 from training import together
 from training.checkpoints import checkpoint_step, discard_incomplete, last_checkpoint
 from training.config import RunArguments, batch_layout
+from training.feedback_images import painting_encoder
 from training.launching import ProcessesFailed, train_in_processes
 from training.lifecycle import Heartbeat, run_delivery_begin, run_owned
 from training.model_loading import EXPERT_PARAMETERS, load_processing_class
@@ -121,19 +124,29 @@ def lora_config(args: RunArguments):
     )
 
 
-def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int = 1):
+def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int = 1, executor=None):
+    """The run's GRPOTrainer; `executor`: where renders and scores run (painting.pipeline; the workers unless given)."""
     from trl import GRPOTrainer
 
     from training.callbacks import CheckpointCallback, RunCallback, TrackingCallback
     from training.rewarding import PaintingReward
 
-    reward = PaintingReward(run)
-    return GRPOTrainer(
+    reward = PaintingReward(run, executor=executor)
+    processing_class = load_processing_class(run.base_model)
+    rollout, trainer_class = None, GRPOTrainer
+    if args.turns > 1:
+        from training.revision_trainer import RevisionGRPOTrainer
+
+        # Revision turns: the rollout function shows the model each painting (as an image too, to a
+        # vision-language model) and asks again (training/turns.py); the trainer trains on what it saw.
+        rollout = RevisionRollout(reward, turns=args.turns, subjects=run.subjects,
+                                  paintings=painting_encoder(run.base_model, processing_class))
+        trainer_class = RevisionGRPOTrainer
+    return trainer_class(
         model=run.base_model,
-        processing_class=load_processing_class(run.base_model),
+        processing_class=processing_class,
         reward_funcs=reward,
-        # Revision turns: the rollout function shows the model each painting and asks again (training/turns.py).
-        rollout_func=RevisionRollout(reward, turns=args.turns, subjects=run.subjects) if args.turns > 1 else None,
+        rollout_func=rollout,
         args=grpo_config(run, args, processes=processes),
         train_dataset=training_dataset(run, args),
         peft_config=lora_config(args),

@@ -21,6 +21,13 @@ One call makes a generation batch's rollouts, turn by turn:
    feedback's (and on an end-of-turn token added after a reply that was cut off), which TRL
    multiplies into the loss, so the feedback is never trained on.
 
+A vision-language base model (Qwen-VL style) also sees the painting: its feedback message holds
+the painting as an image part, widened to the processor's image tokens, and the next turn is
+generated with that painting's pixel values (training/feedback_images.py). The paintings each
+rollout was shown go back in the `feedback_images` column, which the trainer
+(training/revision_trainer.py) feeds to the loss's forward pass; the image tokens are feedback
+tokens, outside the loss like the rest of it. A text model gets the text alone.
+
 A rollout stops revising when a turn's reward is None (an infrastructure failure: the rollout's
 reward is None whatever comes next). Each turn generates up to `max_completion_length` tokens,
 so a rollout's completion holds up to `turns` replies plus the feedback between them.
@@ -39,6 +46,7 @@ from paintapp.env.feedback import feedback_text, revision_messages, turn_from_re
 from paintapp.env.prompts import build_messages, make_subject
 from painting.pipeline import Painted
 from training import together
+from training.feedback_images import FEEDBACK_IMAGES, EncodedPainting, PaintingEncoder, stacked
 
 REVISION_CHAIN = "revision_chain"  # the column TRL hands from the rollout function to the reward function
 _SENTINEL = "\u2063revision-turn-reply\u2063"  # a reply text no chat template changes
@@ -65,6 +73,20 @@ def turn_feedback(painted: Painted) -> str:
     ))
 
 
+def painting_png(painted: Painted) -> bytes | None:
+    """The PNG a turn's sketch painted (a blank canvas too: that is worth seeing), or None
+    when nothing was rendered."""
+    render = painted.render or {}
+    if render.get("png"):
+        return render["png"]
+    if not render.get("png_path"):
+        return None
+    from django.core.files.storage import default_storage
+
+    with default_storage.open(render["png_path"], "rb") as fh:
+        return fh.read()
+
+
 def rollout_reward(turn_rewards: Sequence[float | None], *, gain_weight: float) -> float | None:
     """A multi-turn rollout's reward: the final painting's reward plus `gain_weight` times its
     gain over the first (final - first). None when any turn's reward is None: an
@@ -81,9 +103,10 @@ class RevisionRollout:
     `prompts` are this process's share of the generation batch, each prompt repeated for its
     group's G completions, in the order the reward function receives them."""
 
-    def __init__(self, reward, *, turns: int, subjects: Sequence[str]):
+    def __init__(self, reward, *, turns: int, subjects: Sequence[str], paintings: PaintingEncoder | None = None):
         self.reward = reward  # training.rewarding.PaintingReward: paints each turn and stores the chains
         self.turns = turns
+        self.paintings = paintings  # a vision-language base model's: it sees its painting (None: text only)
         # The dataset's prompts are build_messages(subject): the painting pipeline wants the subject.
         self.subject_of = {_user_text(build_messages(make_subject(s))): s for s in subjects}
 
@@ -101,6 +124,7 @@ class RevisionRollout:
         logps = None if logprobs is None else [list(lp) for lp in logprobs]
         replies = _decode(trainer, completion_ids)
         chains: list[list[TurnOutcome]] = [[] for _ in range(n)]
+        shown: list[list[EncodedPainting]] = [[] for _ in range(n)]  # the paintings each conversation holds
         going = list(range(n))
         self.reward.begin_turns(step)
         for turn in range(1, self.turns + 1):
@@ -118,15 +142,19 @@ class RevisionRollout:
             for i in going:
                 last = chains[i][-1]
                 last.feedback = turn_feedback(last.painted)
+                painting = self._encoded(last.painted)
                 cut_off = not completion_ids[i] or completion_ids[i][-1] not in eos  # no end-of-turn: add one
                 between = ([trainer._tokenizer.eos_token_id] if cut_off else []) + \
-                    _feedback_ids(trainer, prompts[i], last.feedback)
+                    _feedback_ids(trainer, prompts[i], last.feedback, painting, self.paintings)
+                if painting is not None:
+                    shown[i].append(painting)
                 completion_ids[i] += between
                 env_mask[i] += [0] * len(between)
                 if logps is not None:
                     logps[i] += [0.0] * len(between)
                 next_ids.append(prompt_ids[i] + completion_ids[i])
-            new_ids, new_logprobs = trainer._generate_single_turn(next_ids, None, {}, 1)
+            images, fields = self._image_inputs([shown[i] for i in going], next_ids)
+            new_ids, new_logprobs = trainer._generate_single_turn(next_ids, images, fields, 1)
             new_replies = _decode(trainer, [list(c) for c in new_ids])
             for k, i in enumerate(going):
                 completion_ids[i] += list(new_ids[k])
@@ -136,13 +164,34 @@ class RevisionRollout:
                 replies[i] = new_replies[k]
             if logps is not None and any(lp is None for lp in logps):
                 logps = None
-        return {
+        out = {
             "prompt_ids": prompt_ids,
             "completion_ids": completion_ids,
             "logprobs": logps,
             "env_mask": env_mask,
             REVISION_CHAIN: chains,
         }
+        if self.paintings is not None:
+            out[FEEDBACK_IMAGES] = shown
+        return out
+
+    def _encoded(self, painted: Painted) -> EncodedPainting | None:
+        if self.paintings is None:
+            return None
+        png = painting_png(painted)
+        return None if png is None else self.paintings.encode(png)
+
+    def _image_inputs(self, shown: list[list[EncodedPainting]], ids: list[list[int]]) -> tuple[list | None, dict]:
+        """What `_generate_single_turn` takes for conversations that hold paintings, as TRL builds
+        it for tool images: the images (for vLLM, which processes them itself) and the model's
+        image inputs (for transformers' generate: pixel values, patch grids, and the token types
+        Qwen's multimodal RoPE reads, which TRL left-pads with the ids)."""
+        inputs = stacked(shown)
+        if inputs is None:
+            return None, {}
+        inputs.pop("num_images")
+        images = [[p.image for p in row] or None for row in shown]
+        return images, {**inputs, "mm_token_type_ids": [self.paintings.token_types(row) for row in ids]}
 
 
 def _user_text(prompt: Any) -> str:
@@ -167,16 +216,19 @@ def _decode(trainer, ids: list[list[int]]) -> list[str]:
     return trainer.processing_class.batch_decode(ids, skip_special_tokens=True)
 
 
-def _feedback_ids(trainer, prompt: list, feedback: str) -> list[int]:
+def _feedback_ids(trainer, prompt: list, feedback: str, painting: EncodedPainting | None = None,
+                  encoder: PaintingEncoder | None = None) -> list[int]:
     """The tokens the chat template puts after an assistant reply's end-of-turn token: the
-    user's feedback message, then the next assistant header (the generation prompt).
+    user's feedback message, then the next assistant header (the generation prompt). With a
+    painting, the message begins with its image, each placeholder widened as the processor
+    widens it.
 
     Found by rendering the conversation with a sentinel reply and taking what follows its
     end-of-turn token, so templates that render earlier assistant turns differently (Qwen3's
     thinking blocks) cannot break it; the text is tokenised on its own, as it begins right
     after a special token."""
     tokenizer = trainer._tokenizer
-    messages = revision_messages(prompt, _SENTINEL, feedback)
+    messages = revision_messages(prompt, _SENTINEL, feedback, painting_png=painting.png if painting else None)
     if getattr(trainer, "_is_vlm", False):
         from trl.data_utils import prepare_multimodal_messages
 
@@ -191,4 +243,7 @@ def _feedback_ids(trainer, prompt: list, feedback: str) -> list[int]:
     end = tokenizer.eos_token or ""
     if not end or not after.startswith(end):
         raise ValueError(f"the chat template does not end an assistant turn with {end!r}: cannot append feedback")
-    return tokenizer(after[len(end):], add_special_tokens=False)["input_ids"]
+    after = after[len(end):]
+    if painting is not None:
+        after = encoder.expand(after, [painting])
+    return tokenizer(after, add_special_tokens=False)["input_ids"]

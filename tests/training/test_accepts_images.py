@@ -49,7 +49,7 @@ def test_the_system_page_says_per_base_model_in_use_whether_it_accepts_images(
     html = response.content.decode()
     assert f'data-base-model="{tiny_vl_model}" data-accepts-images="yes"' in html
     assert f'data-base-model="{NOT_CACHED}" data-accepts-images="unknown"' in html
-    assert "a vision-language model: it could see its painting; it gets the text feedback here" in html
+    assert "a vision-language model: it sees its painting with the text feedback" in html
     assert "a text model: it gets the text feedback" in html and "manage.py fetch_model" in html
     # The polled fragment leaves the base models out (their configs are read once a page).
     fragment = client.get(reverse("system:index"), HTTP_HX_REQUEST="true")

@@ -14,6 +14,7 @@ from tests.support.runs import FAST
 from tests.training.factories import BARE_RECT, GOOD
 from training import metrics as keys
 from training.config import RunArguments
+from training.feedback_images import FEEDBACK_IMAGES
 from training.management.follow import step_line
 from training.models import Run, Step
 from training.rewarding import PaintingReward, revision_metrics
@@ -63,6 +64,7 @@ def test_the_model_sees_its_reply_and_the_feedback_as_the_chat_template_writes_t
     curator, tiny_model, quick_renderer, media
 ):
     trainer, prompts, out = revision_rollout(curator, tiny_model, quick_renderer, media, max_completion_length=128)
+    assert trainer.rollout_func.paintings is None and FEEDBACK_IMAGES not in out  # a text model: text feedback only
     tokenizer = trainer._tokenizer
     for prompt, ids, completion, mask, chain in zip(prompts, out["prompt_ids"], out["completion_ids"], out["env_mask"],
                                                     out["revision_chain"], strict=True):
