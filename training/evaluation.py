@@ -11,6 +11,7 @@ from statistics import fmean
 from django.utils import timezone
 
 from curation.models import Tier
+from paintapp.env.extraction import reply_text
 from paintapp.env.prompts import build_messages, make_subject
 from paintapp.env.reward import Recipe
 from painting.pipeline import PaintJob, paint_batch, render_seed
@@ -62,7 +63,7 @@ def sample_chats(model, processing_class, chats: list[list[dict]], *, args: RunA
                 max_new_tokens=args.max_completion_length,
                 pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
             )
-        replies += [tokenizer.decode(row, skip_special_tokens=True) for row in out[:, inputs["input_ids"].shape[1]:]]
+        replies += [reply_text(tokenizer.decode(row, skip_special_tokens=True)) for row in out[:, inputs["input_ids"].shape[1]:]]
     return replies
 
 

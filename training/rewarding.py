@@ -24,6 +24,7 @@ from django.db import transaction
 
 from curation.selectors import group_references
 from paintapp.db import outlasting_restarts
+from paintapp.env.extraction import reply_text
 from paintapp.env.features import cached_image_features, mean_pairwise_distance
 from paintapp.env.reward import Recipe
 from paintapp.workers import answering_queues
@@ -52,10 +53,10 @@ class StepRecord:
 def completion_text(completion: Any) -> str:
     """TRL gives conversational completions as [{"role": "assistant", "content": ...}]."""
     if isinstance(completion, str):
-        return completion
+        return reply_text(completion)
     if isinstance(completion, list):
-        return "".join(part.get("content", "") for part in completion if isinstance(part, dict))
-    return str(completion)
+        return reply_text("".join(part.get("content", "") for part in completion if isinstance(part, dict)))
+    return reply_text(str(completion))
 
 
 def prompt_text(prompt: Any) -> str:

@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from paintapp.env.extraction import reply_text
 from paintapp.env.feedback import feedback_text, revision_messages, turn_from_records
 from paintapp.env.prompts import build_messages, make_subject
 from painting.pipeline import Painted
@@ -213,7 +214,7 @@ def _eos_ids(trainer) -> set[int]:
 
 
 def _decode(trainer, ids: list[list[int]]) -> list[str]:
-    return trainer.processing_class.batch_decode(ids, skip_special_tokens=True)
+    return [reply_text(r) for r in trainer.processing_class.batch_decode(ids, skip_special_tokens=True)]
 
 
 def _feedback_ids(trainer, prompt: list, feedback: str, painting: EncodedPainting | None = None,

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Extraction", "extract_sketch", "sketch_in_reply"]
+__all__ = ["Extraction", "extract_sketch", "reply_text", "sketch_in_reply"]
 
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
 # An opening fence (3+ backticks or tildes, optional label) and, lazily, the first
@@ -34,6 +34,15 @@ _FENCE = re.compile(
 _CODE_HINTS = ("function", "=>", "createCanvas", "brush.", "setup")
 # Languages a fenced block may be labelled with and still be our sketch.
 _JS_LABELS = frozenset({"js", "javascript", "jsx", "mjs", "p5", "p5js", "p5.js"})
+
+
+def reply_text(decoded: str) -> str:
+    """A model's decoded reply as the studio reads and keeps it: each NUL character becomes
+    U+FFFD. A byte-level tokenizer can produce NUL, and PostgreSQL refuses it in text and
+    JSON columns, so one such reply used to fail the storing of its whole step (every reward
+    None). Done where the reply is decoded, so its gate, render, feedback and stored row all
+    see the same text."""
+    return decoded.replace("\x00", "\ufffd")
 
 
 def _looks_like_js(text: str) -> bool:

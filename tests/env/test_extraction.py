@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paintapp.env.extraction import extract_sketch, sketch_in_reply
+from paintapp.env.extraction import extract_sketch, reply_text, sketch_in_reply
 
 
 def test_extract_takes_the_first_js_block():
@@ -75,3 +75,8 @@ def test_replies_without_text_are_no_sketch_with_a_reason(reply):
     found = sketch_in_reply(reply)
     assert found.code is None
     assert found.reason
+
+
+def test_a_replys_nul_characters_become_replacement_characters_and_nothing_else_changes():
+    assert reply_text("```js\nbrush.circle(1, 2, 3);\x00\n```\x00") == "```js\nbrush.circle(1, 2, 3);\ufffd\n```\ufffd"
+    assert reply_text("plain — ünïcode `code`\n") == "plain — ünïcode `code`\n"

@@ -39,6 +39,7 @@ from curation.images import ImageRejected, normalise_image
 from curation.models import Provenance, Reference
 from curation.services import reference_create
 from paintapp.celery import app as celery_app
+from paintapp.env.extraction import reply_text
 from paintapp.env.gate import MAX_SOURCE_CHARS, gate_reply, gate_source
 from paintapp.env.painting import UNRENDERABLE
 from paintapp.env.sandbox import BLANK_CANVAS
@@ -197,6 +198,7 @@ def revision_written(*, revision: Revision, reply: str, adapter: str) -> Revisio
         locked = Revision.objects.select_for_update().select_related("rollout__run").get(pk=revision.pk)
         if locked.status != Revision.Status.WRITING:
             return locked
+        reply = reply_text(reply)
         code, verdict = gate_reply(reply)
         locked.reply, locked.code, locked.adapter = reply, code or "", adapter
         if code is not None and not set(verdict.codes) & UNRENDERABLE:
