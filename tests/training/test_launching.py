@@ -61,7 +61,9 @@ def test_a_two_process_run_without_render_workers_pauses_and_resumes_to_finish_w
     start_worker, worker_env, pool, painter_model
 ):
     """One run proves both: pausing and resuming two processes, and a two-process run that
-    finishes (each step once, each rollout once in its step, evaluated)."""
+    finishes (each step once, each rollout once in its step, evaluated). A one-process run
+    pauses and resumes by the same code (the main process finds the workers missing and every
+    process leaves the step together), so this run stands for it too."""
     worker_env.update(RENDER_TIMEOUT_S="20", PAINTAPP_WORKER_WAIT_S="2")
     train = start_worker("train")
     start_worker("score")
@@ -78,7 +80,10 @@ def test_a_two_process_run_without_render_workers_pauses_and_resumes_to_finish_w
     checkpoint = Path(run.output_dir) / f"checkpoint-{paused_at}"
     assert json.loads((checkpoint / "trainer_state.json").read_text())["global_step"] == run.checkpoint_step == paused_at
     assert {"rng_state_0.pth", "rng_state_1.pth"} <= set(json.loads((checkpoint / "complete.json").read_text())["files"])
-    assert Rollout.objects.filter(run=run, step=paused_at + 1).count() == 4  # the lost step's, with their reasons
+    lost = Rollout.objects.filter(run=run, step=paused_at + 1)
+    assert lost.count() == 4 and lost.filter(reward=None).exists()  # the lost step's, with their reasons
+    for r in lost:  # kept for the page: Nones with reasons, never a made-up 0
+        assert (r.reward is None and r.failure.startswith("render:")) or (r.reward == 0.0 and r.violations), r.failure
 
     start_worker("render")
     assert resume_waiting_runs.delay().get(timeout=60) == [run.id]
@@ -97,6 +102,8 @@ def test_a_two_process_run_without_render_workers_pauses_and_resumes_to_finish_w
         valid = [r.reward for r in mine if r.reward is not None]
         assert step.reward_mean == pytest.approx(sum(valid) / len(valid), abs=1e-5)
     assert rollouts.exclude(png="").exists(), "nothing rendered: the painter model never passed the gate"
+    redone = rollouts.filter(step=paused_at + 1)
+    assert any(r.timings.get("render_ms") is not None for r in redone), [r.failure for r in redone]  # the new worker's
     assert (Path(run.output_dir) / "adapter" / "adapter_model.safetensors").exists()
     assert run.eval_result.get("samples"), run.eval_result  # the main process evaluated the adapter
     trainer_log = worker_log(train)

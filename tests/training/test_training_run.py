@@ -12,13 +12,11 @@ from pathlib import Path
 import pytest
 
 from paintapp.env.reward import PRESETS
-from paintapp.workers import missing_worker_message
 from painting import services as painting_services
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST, MECHANICS, wait_for, wait_until_ended
 from training import services
 from training.models import Rollout, Step
-from training.tasks import resume_waiting_runs
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -80,41 +78,6 @@ def test_a_run_generating_with_transformers_continuous_batching_takes_its_steps_
     for step in Step.objects.filter(run=run):
         assert step.metrics["ours/generation_s"] > 0 and step.metrics["completions/mean_length"] > 0
     assert (Path(run.output_dir) / "adapter" / "adapter_model.safetensors").exists()
-
-
-def test_with_its_render_worker_gone_a_run_steps_on_no_lost_rollouts_waits_and_goes_on_when_one_returns(
-    start_worker, worker_env, pool, painter_model
-):
-    worker_env["RENDER_TIMEOUT_S"] = "20"
-    worker_env["PAINTAPP_WORKER_WAIT_S"] = "2"  # how long a lost step waits for a render worker before its retry
-    start_worker("train")
-    start_worker("score")
-    render = start_worker("render")
-    run = services.run_launch(
-        pool=pool, recipe_name="studio-hps-only", base_model=painter_model,
-        arguments=FAST | {"max_steps": 3, "max_completion_length": 1024, "render_deadline_s": 10, "checkpoint_every": 100},
-    )
-    wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 300, "step 1")
-    render.stop()
-    run = wait_until_ended(run, ends=("waiting",))
-    done = run.steps_done
-    assert run.waiting_for == missing_worker_message("render")
-    assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == list(range(1, done + 1)), \
-        "no optimizer step on the lost rollouts"
-    trainer_state = json.loads((Path(run.output_dir) / f"checkpoint-{done}" / "trainer_state.json").read_text())
-    assert run.checkpoint_step == trainer_state["global_step"] == done, "the pause wrote the checkpoint of its step"
-    lost = Rollout.objects.filter(run=run, step=done + 1)
-    assert lost.count() == 4 and lost.filter(reward=None).exists()
-    for r in lost:  # the lost attempt is kept for the page: Nones with reasons, never a made-up 0
-        assert (r.reward is None and r.failure.startswith("render:")) or (r.reward == 0.0 and r.violations), r.failure
-    start_worker("render")
-    assert resume_waiting_runs.delay().get(timeout=60) == [run.id]  # what Celery beat sends, on the train worker
-    run = wait_until_ended(run)
-    assert run.status == "finished", run.error
-    assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1, 2, 3]
-    assert Rollout.objects.filter(run=run).count() == 3 * 4
-    redone = Rollout.objects.filter(run=run, step=done + 1)
-    assert any(r.timings.get("render_ms") is not None for r in redone), [r.failure for r in redone]  # by the new worker
 
 
 def test_stop_ends_the_run_after_a_step_and_resume_continues_without_duplicates(workers, pool, tiny_model):
