@@ -1,7 +1,7 @@
 """`manage.py build_tiny_model` — build the embedded tiny painter (tokenizer, model, SFT warm
 start) and report how often its sampled sketches pass.
 
-    build_tiny_model [--arch qwen3|qwen3_5_moe] [--out DIR] [--sketches N] [--revisions N] [--epochs E]
+    build_tiny_model [--arch qwen3|qwen3_5_moe] [--out DIR] [--sketches N] [--revisions N] [--keeps N] [--epochs E]
                      [--quick] [--samples N] [--render-size PX] [--no-render]
 
 `--arch qwen3` (the default) builds the text model (training/tiny_model.py), `qwen3_5_moe` a
@@ -34,6 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("--revisions", type=int, default=None,
                             help="revision examples (flawed draft + the studio's real feedback -> good sketch); "
                                  "judging them renders some drafts in Chromium")
+        parser.add_argument("--keeps", type=int, default=None,
+                            help="keep examples (a good draft with its passing feedback -> the same sketch); "
+                                 "default: the spec's (32 for the demo model)")
         parser.add_argument("--epochs", type=float, default=None, help="SFT epochs")
         parser.add_argument("--quick", action="store_true", help="the small, fast spec the tests use")
         parser.add_argument("--samples", type=int, default=32, help="samples for the pass rate (0 skips it)")
@@ -41,7 +44,7 @@ class Command(BaseCommand):
         parser.add_argument("--render-size", type=int, default=256, help="render size for the pass rate")
         parser.add_argument("--no-render", action="store_true", help="static gate only, no Chromium")
 
-    def handle(self, *args, arch, out, sketches, revisions, epochs, quick, samples, temperature, render_size, no_render, **options):
+    def handle(self, *args, arch, out, sketches, revisions, keeps, epochs, quick, samples, temperature, render_size, no_render, **options):
         from django.conf import settings
 
         from training.tiny_model import QUICK_SPEC, TinyModelSpec, build_tiny_model, read_model_info
@@ -61,6 +64,10 @@ class Command(BaseCommand):
             if revisions < 0:
                 raise CommandError("--revisions must not be negative")
             spec.sft_revisions = revisions
+        if keeps is not None:
+            if keeps < 0:
+                raise CommandError("--keeps must not be negative")
+            spec.sft_keeps = keeps
         if epochs is not None:
             if epochs <= 0:
                 raise CommandError("--epochs must be positive")
@@ -97,10 +104,12 @@ class Command(BaseCommand):
             f"tokens per example: prompt {sft['prompt_tokens_mean']:.0f}, sketch {sft['completion_tokens_mean']:.0f} "
             f"(max {sft['completion_tokens_max']}); {sft['examples']} sketches, {sft['steps']} SFT steps"
         )
-        if spec.get("sft_revisions"):
+        drafts = spec.get("sft_revisions", 0) + spec.get("sft_keeps", 0)
+        if drafts:
             self.stdout.write(
-                f"revision examples: {sft.get('revision_examples', 0)} of {spec['sft_revisions']} drafts showed their "
-                f"flaw and fit (data {build.get('data_seconds', 0):.0f} s)"
+                f"revision examples: {sft.get('revision_examples', 0)} of {drafts} drafts "
+                f"({spec.get('sft_revisions', 0)} flawed, {spec.get('sft_keeps', 0)} keeps) showed what their kind says "
+                f"and fit (data {build.get('data_seconds', 0):.0f} s)"
             )
         final = f", final {sft['final_loss']:.3f}" if sft.get("final_loss") is not None else ""
         self.stdout.write(f"train loss: mean {sft['train_loss']:.3f}{final}")
