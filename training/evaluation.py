@@ -2,6 +2,13 @@
 
 The eval split of the run's pool is never a reward reference during training, so this
 result compares runs on references none of them was trained toward.
+
+A run with revision turns is evaluated as it trains: each sample's painting is fed back
+(`training.turns.turn_feedback`, the trainer's text) and the model writes the next sketch,
+up to the run's `turns`. The result's rewards are then the final paintings' own rewards (a
+sample with a None turn is None, as in training), and `turn_mean_rewards` gives the mean of
+each turn over the samples whose every turn has a reward, so first and final compare on the
+same samples. The feedback is text: the paintings are not shown to a vision-language model here.
 """
 from __future__ import annotations
 
@@ -12,12 +19,14 @@ from django.utils import timezone
 
 from curation.models import Tier
 from paintapp.env.extraction import reply_text
+from paintapp.env.feedback import revision_messages
 from paintapp.env.prompts import build_messages, make_subject
 from paintapp.env.reward import Recipe
-from painting.pipeline import PaintJob, paint_batch, render_seed
+from painting.pipeline import Batch, Executor, PaintJob, paint_batch, render_seed
 from training.config import RunArguments
 from training.model_loading import text_tokenizer
 from training.models import Run
+from training.turns import turn_feedback
 
 
 def eval_references(run: Run, count: int) -> list[int]:
@@ -71,25 +80,83 @@ def sample_chats(model, processing_class, chats: list[list[dict]], *, args: RunA
 EVAL_STEP = 0
 
 
-def evaluate_run(run: Run, model, processing_class, *, deadline_s: float = 600.0) -> dict:
-    """Score K samples per subject against the eval split; store and return the result."""
+def evaluate_run(run: Run, model, processing_class, *, deadline_s: float = 600.0,
+                 executor: Executor | None = None) -> dict:
+    """Score K samples per subject against the eval split (with revision turns, the final
+    sketch of each conversation); store and return the result. `executor`: where renders and
+    scores run (the workers unless given)."""
     args = RunArguments.from_dict(run.hyperparameters)
     n = max(1, args.eval_samples_per_subject)
     replies = sample_replies(model, processing_class, list(run.subjects), n=n, args=args)
-    return evaluate_replies(run, replies, deadline_s=deadline_s)
+    if args.turns == 1:
+        return evaluate_replies(run, replies, deadline_s=deadline_s, executor=executor)
+    return _evaluate_turns(run, model, processing_class, replies, deadline_s=deadline_s, executor=executor)
 
 
-def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: float = 600.0) -> dict:
+def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: float = 600.0,
+                     executor: Executor | None = None) -> dict:
     """Judge each subject's sampled replies through the painting pipeline; store the result.
 
     A sample whose render or scoring failed for infrastructure reasons has reward None: the
     means leave it out and `none` says how many were left out; `late` counts those of them
     whose result came back after its stage's deadline (not used)."""
+    started = time.monotonic()
+    references = _references(run)
+    batches = _paint(run, replies, references, deadline_s=deadline_s, executor=executor)
+    per_subject = {subject: _subject_figures(batch, batch.rewards) for subject, batch in batches.items()}
+    return _store(run, per_subject, references, started)
+
+
+def _evaluate_turns(run: Run, model, processing_class, replies: dict[str, list[str]], *, deadline_s: float,
+                    executor: Executor | None) -> dict:
+    args = RunArguments.from_dict(run.hyperparameters)
+    started = time.monotonic()
+    references = _references(run)
+    chats = {subject: [build_messages(make_subject(subject)) for _ in sampled] for subject, sampled in replies.items()}
+    turn_rewards: dict[str, list[list[float | None]]] = {subject: [] for subject in replies}
+    late = {subject: 0 for subject in replies}
+    for turn in range(1, args.turns + 1):
+        batches = _paint(run, replies, references, deadline_s=deadline_s, executor=executor)
+        for subject, batch in batches.items():
+            turn_rewards[subject].append(batch.rewards)
+            late[subject] += batch.late_count
+        if turn == args.turns:
+            break
+        # Each sample goes on with its painting's feedback; one whose reward is None has ended
+        # (its final reward is None whatever comes next), and is not sampled again.
+        going = [(subject, i) for subject, batch in batches.items()
+                 for i, painted in enumerate(batch.paintings) if painted.reward is not None]
+        for subject, i in going:
+            painted = batches[subject].paintings[i]
+            chats[subject][i] = revision_messages(chats[subject][i], replies[subject][i], turn_feedback(painted))
+        sampled = sample_chats(model, processing_class, [chats[subject][i] for subject, i in going], args=args)
+        replies = {subject: list(r) for subject, r in replies.items()}
+        for (subject, i), reply in zip(going, sampled, strict=True):
+            replies[subject][i] = reply
+    per_subject = {}
+    for subject, batch in batches.items():
+        chains = list(zip(*turn_rewards[subject], strict=True))  # per sample: its reward at each turn
+        finals = [None if any(r is None for r in chain) else chain[-1] for chain in chains]
+        figures = _subject_figures(batch, finals) | {"late": late[subject]}
+        whole = [chain for chain in chains if all(r is not None for r in chain)]
+        figures["turn_mean_rewards"] = [fmean(c[t] for c in whole) if whole else None for t in range(args.turns)]
+        figures["turn_rewards"] = [list(chain) for chain in chains]
+        per_subject[subject] = figures
+    return _store(run, per_subject, references, started, turns=args.turns)
+
+
+def _references(run: Run) -> tuple[int, ...]:
+    recipe = Recipe.from_dict(run.recipe)
+    return tuple(eval_references(run, recipe.references_per_group)) if recipe.w_judge > 0 else ()
+
+
+def _paint(run: Run, replies: dict[str, list[str]], references: tuple[int, ...], *, deadline_s: float,
+           executor: Executor | None) -> dict[str, Batch]:
+    """Each subject's replies painted and judged as one batch, sample i with its own render
+    seed (the same at every turn, so a revision is painted under the same seed)."""
     args = RunArguments.from_dict(run.hyperparameters)
     recipe = Recipe.from_dict(run.recipe)
-    references = tuple(eval_references(run, recipe.references_per_group)) if recipe.w_judge > 0 else ()
-    started = time.monotonic()
-    per_subject: dict[str, dict] = {}
+    batches: dict[str, Batch] = {}
     index = 0
     for subject, sampled in replies.items():
         jobs = []
@@ -97,20 +164,29 @@ def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: flo
             jobs.append(PaintJob(reply=reply, prompt=subject, seed=render_seed(run.seed, EVAL_STEP, index),
                                  reference_ids=references))
             index += 1
-        batch = paint_batch(jobs, recipe=recipe, pool_id=run.pool_id, size=args.render_size,
-                            render_deadline_s=deadline_s, score_deadline_s=deadline_s)
-        rewards = batch.rewards
-        valid = [r for r in rewards if r is not None]
-        per_subject[subject] = {
-            "samples": len(sampled),
-            "gate_pass_rate": sum(1 for p in batch.paintings if p.gate_passed) / max(1, len(sampled)),
-            "rendered": sum(1 for p in batch.paintings if p.passed),
-            "mean_reward": fmean(valid) if valid else None,
-            "none": batch.none_count,
-            "late": batch.late_count,
-            "failures": [p.failure for p in batch.paintings if p.failure],
-            "rewards": rewards,
-        }
+        batches[subject] = paint_batch(jobs, recipe=recipe, pool_id=run.pool_id, size=args.render_size,
+                                       executor=executor, render_deadline_s=deadline_s, score_deadline_s=deadline_s)
+    return batches
+
+
+def _subject_figures(batch: Batch, rewards: list[float | None]) -> dict:
+    """One subject's figures from its (last) batch and the samples' rewards."""
+    valid = [r for r in rewards if r is not None]
+    samples = len(batch.paintings)
+    return {
+        "samples": samples,
+        "gate_pass_rate": sum(1 for p in batch.paintings if p.gate_passed) / max(1, samples),
+        "rendered": sum(1 for p in batch.paintings if p.passed),
+        "mean_reward": fmean(valid) if valid else None,
+        "none": sum(1 for r in rewards if r is None),
+        "late": batch.late_count,
+        "failures": [p.failure for p in batch.paintings if p.failure],
+        "rewards": rewards,
+    }
+
+
+def _store(run: Run, per_subject: dict[str, dict], references: tuple[int, ...], started: float, *,
+           turns: int = 1) -> dict:
     all_rewards = [r for s in per_subject.values() for r in s["rewards"] if r is not None]
     result = {
         "mean_reward": fmean(all_rewards) if all_rewards else None,
@@ -122,5 +198,10 @@ def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: flo
         "seconds": round(time.monotonic() - started, 1),
         "at": timezone.now().isoformat(),
     }
+    if turns > 1:
+        chains = [chain for s in per_subject.values() for chain in s["turn_rewards"]
+                  if all(r is not None for r in chain)]
+        result["turns"] = turns
+        result["turn_mean_rewards"] = [fmean(c[t] for c in chains) if chains else None for t in range(turns)]
     Run.objects.filter(id=run.id).update(eval_result=result)
     return result

@@ -145,5 +145,10 @@ def _eval_summary(run: Run) -> str:
         return f"The held-out evaluation failed: {result['error']}"
     mean = result.get("mean_reward")
     per = ", ".join(f"{name} {format_number(s.get('mean_reward'))}" for name, s in result.get("per_subject", {}).items())
-    return (f"Held-out mean reward {format_number(mean)} over {result.get('samples')} samples "
-            f"({result.get('none', 0)} left out: infrastructure failed). Per subject: {per}.")
+    summary = (f"Held-out mean reward {format_number(mean)} over {result.get('samples')} samples "
+               f"({result.get('none', 0)} left out: infrastructure failed). Per subject: {per}.")
+    if result.get("turn_mean_rewards"):
+        by_turn = " → ".join(f"turn {t} {format_number(m)}" for t, m in enumerate(result["turn_mean_rewards"], start=1))
+        summary += (f" With {result['turns']} turns the mean is the final sketch's; each turn's mean on the same "
+                    f"samples: {by_turn}.")
+    return summary

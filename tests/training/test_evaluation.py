@@ -51,3 +51,48 @@ def test_it_samples_through_a_processors_tokenizer_in_batches_of_at_most_g_left_
     assert {subject: len(texts) for subject, texts in replies.items()} == {"a peach hibiscus": 3, "a red rose": 3}
     assert all(isinstance(text, str) for texts in replies.values() for text in texts)
     assert batches == [2, 2, 2]
+
+
+@pytest.mark.slow
+def test_a_run_with_revision_turns_is_evaluated_on_its_final_sketches_after_the_trainers_feedback(
+    curator, renderer, settings, tmp_path, monkeypatch
+):
+    """The sampler is scripted (the quick model never writes a passing sketch): the first
+    sketches are a refused one and a good one, every revision a good one."""
+    from paintapp.env.feedback import revision_messages
+    from paintapp.env.reward import PRESETS
+    from painting.pipeline import InProcess
+    from training import evaluation
+    from training.config import RunArguments
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    run = make_run(make_pool(curator), steps=0, generations=2)
+    recipe = PRESETS["studio-hps-only"]  # judged in-process: no taste model needed
+    args = RunArguments.from_dict(run.hyperparameters | {"turns": 2, "eval_samples_per_subject": 2, "render_size": 128})
+    Run.objects.filter(id=run.id).update(recipe=recipe.to_dict(), hyperparameters=args.to_dict())
+    run.refresh_from_db()
+    refused, good = f"```js\n{BARE_RECT}```", f"```js\n{GOOD}```"
+    asked: list[list[list[dict]]] = []
+
+    def scripted(model, processing_class, chats, *, args):
+        asked.append(chats)
+        return [refused, good] if len(asked) == 1 else [good] * len(chats)
+
+    monkeypatch.setattr(evaluation, "sample_chats", scripted)
+    result = evaluation.evaluate_run(run, None, None, executor=InProcess(renderer))
+
+    first_chats, second_chats = asked
+    assert [len(c) for c in first_chats] == [2, 2]  # system + subject
+    assert [c[:2] for c in second_chats] == first_chats
+    assert [c[2]["content"] for c in second_chats] == [refused, good]
+    assert second_chats[0] == revision_messages(first_chats[0], refused, second_chats[0][3]["content"])
+    assert second_chats[0][3]["content"].startswith("The static check refused the sketch")
+    assert second_chats[1][3]["content"].startswith("The static check passed.")
+    subject = result["per_subject"]["a peach hibiscus"]
+    (first_refused, final_refused), (first_good, final_good) = subject["turn_rewards"]
+    assert first_refused == 0.0 and min(final_refused, first_good, final_good) > 0
+    assert subject["rewards"] == [final_refused, final_good]
+    assert result["turns"] == 2 and result["turn_mean_rewards"] == pytest.approx(
+        [(first_refused + first_good) / 2, (final_refused + final_good) / 2])
+    assert result["mean_reward"] == pytest.approx((final_refused + final_good) / 2)
+    assert Run.objects.get(id=run.id).eval_result["turn_mean_rewards"] == result["turn_mean_rewards"]

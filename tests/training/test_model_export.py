@@ -179,3 +179,16 @@ def test_the_merge_button_refuses_a_run_still_training_or_without_an_adapter(tra
     trained_run.save()
     page = client.post(reverse("training:merge", args=[trained_run.id]), follow=True).content.decode()
     assert "the run is still training" in page and "Merge and save" not in page
+
+
+@pytest.mark.django_db
+def test_the_model_cards_evaluation_of_a_run_with_turns_gives_each_turns_mean(curator):
+    from training.model_card import model_card
+
+    run = make_run(make_pool(curator), steps=2, generations=2)
+    run.eval_result = {"mean_reward": 0.7, "samples": 4, "none": 0, "per_subject": {"a peach hibiscus": {"mean_reward": 0.7}},
+                       "turns": 2, "turn_mean_rewards": [0.55, 0.7]}
+    run.save(update_fields=["eval_result"])
+    card = str(model_card(run))
+    assert "Held-out mean reward 0.700 over 4 samples" in card
+    assert "each turn's mean on the same samples: turn 1 0.550 → turn 2 0.700" in card

@@ -42,6 +42,10 @@ class Command(BaseCommand):
         left_out = f" ({result['none']} of {result['samples']} left out: infrastructure failed{late})" if result["none"] else ""
         self.stdout.write(self.style.SUCCESS(
             f"Run {run}: held-out mean reward {'-' if mean is None else f'{mean:.3f}'}{left_out}"))
+        if result.get("turn_mean_rewards"):
+            by_turn = " -> ".join(f"turn {t} {'-' if m is None else f'{m:.3f}'}"
+                                  for t, m in enumerate(result["turn_mean_rewards"], start=1))
+            self.stdout.write(f"  the final sketch of {result['turns']} turns; each turn on the same samples: {by_turn}")
         for subject, s in result["per_subject"].items():
             m = s["mean_reward"]
             nones = f", {s['none']} None" if s["none"] else ""
