@@ -503,3 +503,21 @@ def test_a_run_stored_with_use_vllm_and_prompts_per_step_is_duplicated_as_it_ran
     run.refresh_from_db()
     copy = services.run_duplicate(run=run)
     assert (copy.hyperparameters["generation"], copy.hyperparameters["per_device_train_batch_size"]) == ("vllm-server", 8)
+
+
+def test_the_run_page_shows_the_held_out_evaluation_with_each_turns_mean_or_why_it_failed(client, curator, pool):
+    run = make_run(pool, steps=2, generations=2)
+    client.force_login(curator)
+    assert 'id="run-eval"' not in client.get(reverse("training:run", args=[run.id])).content.decode()
+    run.eval_result = {"mean_reward": 0.7, "samples": 4, "none": 1, "late": 0, "turns": 2, "turn_mean_rewards": [0.55, 0.7],
+                       "per_subject": {"a peach hibiscus": {"mean_reward": 0.7, "samples": 4, "gate_pass_rate": 0.75,
+                                                            "rendered": 3, "none": 1}}}
+    run.save(update_fields=["eval_result"])
+    html = client.get(reverse("training:run", args=[run.id])).content.decode()
+    assert "Mean reward <b>0.700</b> (the final sketches) over 4 samples, 1 left out: infrastructure failed" in html
+    assert "turn 1 <b>0.550</b> → turn 2 <b>0.700</b>" in html
+    assert "<td>a peach hibiscus</td><td>0.700</td><td>4</td><td>0.75</td><td>3</td><td>1</td>" in html
+    run.eval_result = {"error": "RuntimeError: no render worker"}
+    run.save(update_fields=["eval_result"])
+    assert "The evaluation failed: RuntimeError: no render worker" in client.get(
+        reverse("training:run", args=[run.id])).content.decode()
