@@ -40,3 +40,15 @@ def tiny_vl_model() -> str:
     from training.tiny_vl_model import QUICK_VL_SPEC, build_tiny_vl_model
 
     return str(built_once(models_dir() / "tiny-vl-tests", QUICK_VL_SPEC, build_tiny_vl_model))
+
+
+@pytest.fixture
+def one_torch_thread():
+    """As the trainer sets it on CPU (train_steps), for tests that generate in their own process:
+    contended OpenMP threads make generation crawl."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

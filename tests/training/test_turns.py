@@ -21,7 +21,7 @@ from training.rewarding import PaintingReward, revision_metrics
 from training.trainer import build_trainer, training_dataset
 from training.turns import RevisionRollout, TurnOutcome, rollout_reward, turn_feedback
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("one_torch_thread")]
 
 
 @pytest.fixture(scope="module")
@@ -35,17 +35,6 @@ def quick_renderer():
 def media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """As the trainer sets it on CPU (train_steps): contended OpenMP threads make generation crawl."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def revision_rollout(curator, tiny_model, renderer, media, **arguments):

@@ -27,21 +27,14 @@ from training.revision_trainer import RevisionGRPOTrainer
 from training.trainer import build_trainer, training_dataset
 from training.turns import painting_png
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # the callbacks close_old_connections()
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True),  # the callbacks close_old_connections()
+              pytest.mark.usefixtures("one_torch_thread")]
 
 
 @pytest.fixture(scope="module")
 def renderer():
     with Renderer(RendererConfig(timeout_s=20)) as renderer:
         yield renderer
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture
