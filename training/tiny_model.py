@@ -208,7 +208,7 @@ def warm_start_sketches(
 
 def warm_start_references(
     count: int, *, seed: int = seedgen.WARM_START_SEED, subjects: Sequence[str] | None = None, revisions: int = 0,
-    keeps: int = 0, references: int = 4,
+    keeps: int = 0, references: int = REVISION_REFERENCES,
 ) -> list[seedgen.SeedSketch]:
     """The reference paintings the revision examples' judge compares drafts with: the
     `references` good sketches after every sketch `warm_start_sketches` uses, so no draft
