@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from paintapp.env.feedback import Turn
+from paintapp.env.feedback import Turn, feedback_text, revision_messages
 from paintapp.env.judges import judge_against_references
 from paintapp.env.quality.features import FeatureQualityScorer
 from paintapp.env.reward import DEFAULT_STUDIO_PRESET, PRESETS, Recipe, combine
@@ -208,7 +208,6 @@ def revision_examples(drafts: Sequence[Revision], *, renderer: Renderer | None =
     does not show its flaw (a render that timed out on a busy machine, say) is left out.
     With `scoring` the feedback also has the judge and reward sections (RevisionScoring).
     """
-    from paintapp.env.feedback import feedback_text, revision_messages
     from paintapp.env.painting import paint_reply
     from paintapp.env.prompts import build_messages, make_subject
 
