@@ -9,6 +9,8 @@ the database and prints, per seed and over all of them:
   turn's own painting reward, over the rollouts whose every turn has one);
 - gain: final - first; improved: the share of rollouts whose final painting beat their first;
   fixed: of the rollouts whose first sketch failed the gate, the share whose final passed;
+- kept: the share that answered KEEP at turn 2 (the first painting stands, gain 0), and
+  gain revised: the mean gain of the others, the rollouts that wrote a second sketch;
 - the same gain in the first and last third of the run's steps (does training sharpen it?).
 
     .venv/bin/python bench/multiturn.py [--seeds 0 1 2] [--steps 20] [--generations 8]
@@ -86,6 +88,8 @@ def figures(run: Run) -> dict:
         "worse": sum(1 for c, _ in whole if c[-1].reward < c[0].reward) / len(whole) if whole else None,
         "fixed": (sum(1 for c in failed_first if c[-1].passed) / len(failed_first)) if failed_first else None,
         "failed_first": len(failed_first),
+        "kept": sum(1 for c, _ in whole if c[-1].kept) / len(whole) if whole else None,
+        "revised_gain": gain([(c, s) for c, s in whole if not c[-1].kept]),
         "gain_first_third": gain([(c, s) for c, s in whole if s <= third]),
         "gain_last_third": gain([(c, s) for c, s in whole if s > run.max_steps - third]),
     }
@@ -99,11 +103,12 @@ def show(value: float | None, signed: bool = False) -> str:
 
 def report(rows: list[dict]) -> None:
     print(f"\n{'run':>5} {'seed':>4} {'rollouts':>8} {'first':>6} {'final':>6} {'gain':>7} {'improved':>8} {'worse':>6} "
-          f"{'fixed':>12} {'gain 1st/3':>10} {'gain last/3':>11}")
+          f"{'kept':>6} {'gain revised':>12} {'fixed':>12} {'gain 1st/3':>10} {'gain last/3':>11}")
     for r in rows:
         fixed = f"{show(r['fixed'])} of {r['failed_first']}"
         print(f"{r['run']:>5} {r['seed']:>4} {r['whole']:>8} {show(r['first']):>6} {show(r['final']):>6} "
-              f"{show(r['gain'], True):>7} {show(r['improved']):>8} {show(r['worse']):>6} {fixed:>12} "
+              f"{show(r['gain'], True):>7} {show(r['improved']):>8} {show(r['worse']):>6} {show(r['kept']):>6} "
+              f"{show(r['revised_gain'], True):>12} {fixed:>12} "
               f"{show(r['gain_first_third'], True):>10} {show(r['gain_last_third'], True):>11}")
     measured = [r for r in rows if r["gain"] is not None]
     if measured:

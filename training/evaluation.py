@@ -6,9 +6,10 @@ result compares runs on references none of them was trained toward.
 A run with revision turns is evaluated as it trains: each sample's painting is fed back
 (`training.turns.turn_feedback`, the trainer's text) and the model writes the next sketch,
 up to the run's `turns`. The result's rewards are then the final paintings' own rewards (a
-sample with a None turn is None, as in training), and `turn_mean_rewards` gives the mean of
-each turn over the samples whose every turn has a reward, so first and final compare on the
-same samples. The feedback is text: the paintings are not shown to a vision-language model here.
+sample with a None turn is None, as in training, and a sample that answered KEEP keeps the
+painting before), and `turn_mean_rewards` gives the mean of each turn over the samples whose
+every turn has a reward, so first and final compare on the same samples; `kept` counts the
+samples that answered KEEP. Only the sketches still going are painted at each turn. The feedback is text: the paintings are not shown to a vision-language model here.
 """
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ from statistics import fmean
 from django.utils import timezone
 
 from curation.models import Tier
-from paintapp.env.extraction import reply_text
+from paintapp.env.extraction import is_keep_reply, reply_text
 from paintapp.env.feedback import revision_messages
 from paintapp.env.prompts import build_messages, make_subject
 from paintapp.env.reward import Recipe
-from painting.pipeline import Batch, Executor, PaintJob, paint_batch, render_seed
+from painting.pipeline import Batch, Executor, Painted, PaintJob, paint_batch, render_seed
 from training.config import RunArguments
 from training.model_loading import text_tokenizer
 from training.models import Run
@@ -102,8 +103,11 @@ def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: flo
     whose result came back after its stage's deadline (not used)."""
     started = time.monotonic()
     references = _references(run)
-    batches = _paint(run, replies, references, deadline_s=deadline_s, executor=executor)
-    per_subject = {subject: _subject_figures(batch, batch.rewards) for subject, batch in batches.items()}
+    samples = [(subject, number, reply) for number, (subject, reply) in
+               enumerate((subject, reply) for subject, sampled in replies.items() for reply in sampled)]
+    batches = _paint(run, samples, references, deadline_s=deadline_s, executor=executor)
+    per_subject = {subject: _subject_figures(batch.paintings, batch.rewards, batch.late_count)
+                   for subject, batch in batches.items()}
     return _store(run, per_subject, references, started)
 
 
@@ -112,37 +116,51 @@ def _evaluate_turns(run: Run, model, processing_class, replies: dict[str, list[s
     args = RunArguments.from_dict(run.hyperparameters)
     started = time.monotonic()
     references = _references(run)
-    chats = {subject: [build_messages(make_subject(subject)) for _ in sampled] for subject, sampled in replies.items()}
-    turn_rewards: dict[str, list[list[float | None]]] = {subject: [] for subject in replies}
+    samples = [(subject, i) for subject, sampled in replies.items() for i in range(len(sampled))]
+    reply = {sample: replies[sample[0]][sample[1]] for sample in samples}
+    chat = {sample: build_messages(make_subject(sample[0])) for sample in samples}
+    chains: dict[tuple[str, int], list[Painted]] = {sample: [] for sample in samples}  # each turn's painting
     late = {subject: 0 for subject in replies}
+    going = samples
     for turn in range(1, args.turns + 1):
-        batches = _paint(run, replies, references, deadline_s=deadline_s, executor=executor)
+        if turn > 1:  # a KEEP reply ends its sample with the painting before, as in training
+            kept = [sample for sample in going if is_keep_reply(reply[sample])]
+            for sample in kept:
+                chains[sample].append(chains[sample][-1])
+            going = [sample for sample in going if sample not in kept]
+        batches = _paint(run, [(s[0], samples.index(s), reply[s]) for s in going], references,
+                         deadline_s=deadline_s, executor=executor)
         for subject, batch in batches.items():
-            turn_rewards[subject].append(batch.rewards)
             late[subject] += batch.late_count
-        if turn == args.turns:
+            for sample, painted in zip([s for s in going if s[0] == subject], batch.paintings, strict=True):
+                chains[sample].append(painted)
+        # A sample whose reward is None has ended: its final reward is None whatever comes next.
+        going = [sample for sample in going if chains[sample][-1].reward is not None]
+        if turn == args.turns or not going:
             break
-        # Each sample goes on with its painting's feedback; one whose reward is None has ended
-        # (its final reward is None whatever comes next), and is not sampled again.
-        going = [(subject, i) for subject, batch in batches.items()
-                 for i, painted in enumerate(batch.paintings) if painted.reward is not None]
-        for subject, i in going:
-            painted = batches[subject].paintings[i]
-            chats[subject][i] = revision_messages(chats[subject][i], replies[subject][i], turn_feedback(painted))
-        sampled = sample_chats(model, processing_class, [chats[subject][i] for subject, i in going], args=args)
-        replies = {subject: list(r) for subject, r in replies.items()}
-        for (subject, i), reply in zip(going, sampled, strict=True):
-            replies[subject][i] = reply
+        for sample in going:
+            chat[sample] = revision_messages(chat[sample], reply[sample], turn_feedback(chains[sample][-1]))
+        sampled = sample_chats(model, processing_class, [chat[sample] for sample in going], args=args)
+        reply.update(zip(going, sampled, strict=True))
     per_subject = {}
-    for subject, batch in batches.items():
-        chains = list(zip(*turn_rewards[subject], strict=True))  # per sample: its reward at each turn
-        finals = [None if any(r is None for r in chain) else chain[-1] for chain in chains]
-        figures = _subject_figures(batch, finals) | {"late": late[subject]}
-        whole = [chain for chain in chains if all(r is not None for r in chain)]
+    for subject in replies:
+        chains_of = [chains[sample] for sample in samples if sample[0] == subject]
+        turn_rewards = [_turn_rewards(chain, args.turns) for chain in chains_of]
+        finals = [rewards[-1] for rewards in turn_rewards]
+        figures = _subject_figures([chain[-1] for chain in chains_of], finals) | {"late": late[subject]}
+        whole = [rewards for rewards in turn_rewards if all(r is not None for r in rewards)]
         figures["turn_mean_rewards"] = [fmean(c[t] for c in whole) if whole else None for t in range(args.turns)]
-        figures["turn_rewards"] = [list(chain) for chain in chains]
+        figures["turn_rewards"] = turn_rewards
+        figures["kept"] = sum(1 for chain in chains_of if len(chain) > 1 and chain[-1] is chain[-2])
         per_subject[subject] = figures
     return _store(run, per_subject, references, started, turns=args.turns)
+
+
+def _turn_rewards(chain: list[Painted], turns: int) -> list[float | None]:
+    """A sample's reward at each of the run's turns: a chain ended by None is None from then on,
+    and one ended by KEEP keeps its final painting's reward (that painting stands)."""
+    rewards = [painted.reward for painted in chain]
+    return rewards + [rewards[-1]] * (turns - len(rewards))
 
 
 def _references(run: Run) -> tuple[int, ...]:
@@ -150,37 +168,34 @@ def _references(run: Run) -> tuple[int, ...]:
     return tuple(eval_references(run, recipe.references_per_group)) if recipe.w_judge > 0 else ()
 
 
-def _paint(run: Run, replies: dict[str, list[str]], references: tuple[int, ...], *, deadline_s: float,
+def _paint(run: Run, samples: list[tuple[str, int, str]], references: tuple[int, ...], *, deadline_s: float,
            executor: Executor | None) -> dict[str, Batch]:
-    """Each subject's replies painted and judged as one batch, sample i with its own render
-    seed (the same at every turn, so a revision is painted under the same seed)."""
+    """Each subject's samples (subject, sample number, reply) painted and judged as one batch,
+    each with its sample number's render seed (the same at every turn, so a revision is
+    painted under the same seed)."""
     args = RunArguments.from_dict(run.hyperparameters)
     recipe = Recipe.from_dict(run.recipe)
     batches: dict[str, Batch] = {}
-    index = 0
-    for subject, sampled in replies.items():
-        jobs = []
-        for reply in sampled:
-            jobs.append(PaintJob(reply=reply, prompt=subject, seed=render_seed(run.seed, EVAL_STEP, index),
-                                 reference_ids=references))
-            index += 1
+    for subject in dict.fromkeys(s for s, _, _ in samples):
+        jobs = [PaintJob(reply=reply, prompt=subject, seed=render_seed(run.seed, EVAL_STEP, number),
+                         reference_ids=references) for s, number, reply in samples if s == subject]
         batches[subject] = paint_batch(jobs, recipe=recipe, pool_id=run.pool_id, size=args.render_size,
                                        executor=executor, render_deadline_s=deadline_s, score_deadline_s=deadline_s)
     return batches
 
 
-def _subject_figures(batch: Batch, rewards: list[float | None]) -> dict:
-    """One subject's figures from its (last) batch and the samples' rewards."""
+def _subject_figures(paintings: list[Painted], rewards: list[float | None], late: int = 0) -> dict:
+    """One subject's figures from its samples' (final) paintings and rewards."""
     valid = [r for r in rewards if r is not None]
-    samples = len(batch.paintings)
+    samples = len(paintings)
     return {
         "samples": samples,
-        "gate_pass_rate": sum(1 for p in batch.paintings if p.gate_passed) / max(1, samples),
-        "rendered": sum(1 for p in batch.paintings if p.passed),
+        "gate_pass_rate": sum(1 for p in paintings if p.gate_passed) / max(1, samples),
+        "rendered": sum(1 for p in paintings if p.passed),
         "mean_reward": fmean(valid) if valid else None,
         "none": sum(1 for r in rewards if r is None),
-        "late": batch.late_count,
-        "failures": [p.failure for p in batch.paintings if p.failure],
+        "late": late,
+        "failures": [p.failure for p in paintings if p.failure],
         "rewards": rewards,
     }
 

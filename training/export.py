@@ -59,7 +59,7 @@ from training.stats import Thirds, format_number, thirds_from_export
 Progress = Callable[[int, int, str], None]  # (rows done, rows in all, what was just written)
 
 EXPORT_FORMAT = "paintapp-run"
-EXPORT_FORMAT_VERSION = 2  # 2: the `turn` column and the chain table (revision turns)
+EXPORT_FORMAT_VERSION = 3  # 2: the `turn` column and the chain table (revision turns); 3: the chain's `kept`
 SHARD_ROWS = 500
 BATCH_ROWS = 50  # one parquet row group: at most this many paintings in memory at once
 DATA_DIR = "data"
@@ -158,6 +158,8 @@ CHAIN_COLUMNS: tuple[tuple[str, Any, str], ...] = (
     ("position_in_group", Value("int64"), "completion index within the group"),
     ("turn", Value("int64"), "1 = the first sketch; each later turn answers the feedback on the one before"),
     ("turns", Value("int64"), "turns in the rollout's chain"),
+    ("kept", Value("bool"),
+     "the model answered KEEP on this turn: its code, painting and reward are the turn before's, and the chain ends"),
     ("reward", Value("float64"),
      "this turn's own painting reward: 0 for a failed gate, null for an infrastructure failure"),
     *((part, Value("float64"), f"this turn's reward part `{part}` (0-1); null when not scored") for part in PARTS),
@@ -358,7 +360,8 @@ def _chain_row(turn: RolloutTurn, image: dict | None) -> dict:
     errors = turn.errors if isinstance(turn.errors, list) else []
     return {
         "image": image, "rollout_id": rollout.pk, "step": rollout.step, "group": rollout.group,
-        "position_in_group": rollout.position, "turn": turn.turn, "turns": rollout.turns, "reward": turn.reward,
+        "position_in_group": rollout.position, "turn": turn.turn, "turns": rollout.turns, "kept": turn.kept,
+        "reward": turn.reward,
         **{part: _number(parts.get(part)) for part in PARTS},
         "rollout_reward": rollout.reward, "passed": turn.passed, "violations": _strings(turn.violations),
         "errors": [_error_text(e) for e in errors], "failure": turn.failure,

@@ -27,10 +27,11 @@ JUDGE = "ours/judge"
 QUALITY = "ours/quality"
 LENGTH = "ours/length"
 PART = {"judge": JUDGE, "quality": QUALITY, "length": LENGTH}
-# Ours: revision turns (runs with turns > 1; training/revising.py).
+# Ours: revision turns (runs with turns > 1; training/turns.py).
 REVISION_GAIN = "ours/revision_gain"  # mean of final - first turn reward
 IMPROVED_SHARE = "ours/improved_share"  # share of rollouts whose final turn beat their first
 FIXED_SHARE = "ours/fixed_share"  # of rollouts whose first sketch failed the gate, the share whose final passed
+KEPT_SHARE = "ours/kept_share"  # share of rollouts that ended with KEEP: an earlier painting stands
 TURN_REWARD_PREFIX = "ours/turn_reward/"  # mean reward of each turn's paintings: ours/turn_reward/1, /2...
 # Ours: where a step's seconds went (the callback adds update, step and other).
 GENERATION_S = "ours/generation_s"
@@ -65,8 +66,9 @@ CHARTS = (
     {"id": "chart-parts", "title": "Components", "series": [JUDGE, QUALITY, LENGTH, GATE_PASS_RATE], "range": [0, 1]},
     {"id": "chart-counts", "title": f"Rollouts: None, late and under {LOW_REWARD}",
      "series": [NONE_COUNT, LATE_COUNT, LOW_COUNT]},
-    {"id": "chart-turns", "title": "Revision turns: mean reward per turn, gain, improved, fixed",
-     "series": [*TURN_REWARDS, REVISION_GAIN, IMPROVED_SHARE, FIXED_SHARE], "range": [-0.5, 1], "turns": True},
+    {"id": "chart-turns", "title": "Revision turns: mean reward per turn, gain, improved, fixed, kept",
+     "series": [*TURN_REWARDS, REVISION_GAIN, IMPROVED_SHARE, FIXED_SHARE, KEPT_SHARE], "range": [-0.5, 1],
+     "turns": True},
     {"id": "chart-paint", "title": "Paint fraction (share of the canvas painted)", "series": [PAINT_FRACTION]},
     {"id": "chart-diversity", "title": "Diversity (mean pairwise feature distance)", "series": [DIVERSITY]},
     {"id": "chart-length", "title": "Completion length (tokens)", "series": [MEAN_LENGTH]},

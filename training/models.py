@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models.signals import post_delete
 
+from paintapp.env.extraction import is_keep_reply
 from paintapp.exports import ExportJob, delete_export_file
 
 
@@ -124,7 +125,8 @@ class RolloutTurn(models.Model):
     """One turn of a multi-turn rollout (runs with turns > 1): the sketch the model wrote
     after the feedback on the turn before, how it came out, and the feedback it was given
     next (empty on the last turn). Every turn is stored, the last one too, so a chain reads
-    from this table alone; its Rollout repeats the last turn and holds the rollout's reward."""
+    from this table alone; its Rollout repeats the last turn and holds the rollout's reward.
+    A kept turn (the reply was KEEP) repeats the turn before's code, painting and reward."""
 
     rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="chain")
     turn = models.PositiveSmallIntegerField(help_text="1 = the first sketch")
@@ -142,6 +144,7 @@ class RolloutTurn(models.Model):
     timings = models.JSONField(default=dict)
     failure = models.TextField(blank=True)
     feedback = models.TextField(blank=True, help_text="the message the model got after this turn")
+    kept = models.BooleanField(default=False, help_text="the model answered KEEP: the turn before's painting stands")
 
     class Meta:
         ordering = ["rollout", "turn"]
@@ -212,6 +215,11 @@ class Revision(models.Model):
     @property
     def by_model(self) -> bool:
         return self.author == self.Author.MODEL
+
+    @property
+    def kept(self) -> bool:
+        """The model answered KEEP: its code is the sketch it was shown, painted again."""
+        return self.by_model and is_keep_reply(self.reply)
 
     @property
     def is_pending(self) -> bool:

@@ -372,7 +372,7 @@ def _painted_fields(painted: Painted) -> dict:
 
 def _turn_row(rollout: Rollout, number: int, outcome: TurnOutcome) -> RolloutTurn:
     return RolloutTurn(rollout=rollout, turn=number, reply=outcome.reply, reward=outcome.reward,
-                       feedback=outcome.feedback, **_painted_fields(outcome.painted))
+                       feedback=outcome.feedback, kept=outcome.kept, **_painted_fields(outcome.painted))
 
 
 def _chain_failure(chain: list[TurnOutcome] | None) -> str:
@@ -386,8 +386,8 @@ def _chain_failure(chain: list[TurnOutcome] | None) -> str:
 def revision_metrics(chains: list[list[TurnOutcome]]) -> dict[str, float]:
     """A multi-turn step's revision figures: the mean reward of each turn's paintings, and over
     the rollouts whose every turn has a reward, the mean gain (final - first), the share that
-    improved, and of those whose first sketch failed the gate, the share whose final passed.
-    A figure with nothing to count is left out, never 0."""
+    improved, the share that ended with KEEP, and of those whose first sketch failed the gate,
+    the share whose final passed. A figure with nothing to count is left out, never 0."""
     metrics: dict[str, float] = {}
     for turn in range(1, max((len(c) for c in chains), default=0) + 1):
         values = [c[turn - 1].reward for c in chains if len(c) >= turn and c[turn - 1].reward is not None]
@@ -397,6 +397,7 @@ def revision_metrics(chains: list[list[TurnOutcome]]) -> dict[str, float]:
     if whole:
         metrics[keys.REVISION_GAIN] = fmean(c[-1].reward - c[0].reward for c in whole)
         metrics[keys.IMPROVED_SHARE] = sum(1 for c in whole if c[-1].reward > c[0].reward) / len(whole)
+        metrics[keys.KEPT_SHARE] = sum(1 for c in whole if c[-1].kept) / len(whole)
     failed_first = [c for c in whole if not c[0].painted.gate_passed]
     if failed_first:
         metrics[keys.FIXED_SHARE] = sum(1 for c in failed_first if c[-1].painted.passed) / len(failed_first)

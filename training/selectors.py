@@ -74,7 +74,7 @@ GALLERY_STATES = {"": "all", "passed": "passed", "failed": "failed gate or rende
 # Runs with revision turns: how a rollout's last turn compares with its first (their own
 # painting rewards, not the combined reward).
 GALLERY_CHAINS = {"": "any", "improved": "improved on turn 1", "worse": "got worse than turn 1",
-                  "same": "no change", "fixed": "fixed a gate failure"}
+                  "same": "no change", "fixed": "fixed a gate failure", "kept": "ended with KEEP"}
 CHAIN_ONLY_SORTS = frozenset({"gain-desc"})
 
 
@@ -166,7 +166,7 @@ def with_turn_rewards(rollouts: QuerySet) -> QuerySet:
 
 # Only what a card draws of each turn.
 _CARD_TURNS = Prefetch("chain", queryset=RolloutTurn.objects.only(
-    "id", "rollout_id", "turn", "png", "passed", "violations", "reward", "failure"))
+    "id", "rollout_id", "turn", "png", "passed", "violations", "reward", "failure", "kept"))
 
 
 def gallery_rollouts(run: Run, flt: GalleryFilter) -> QuerySet:
@@ -181,6 +181,8 @@ def gallery_rollouts(run: Run, flt: GalleryFilter) -> QuerySet:
         rollouts = rollouts.filter(gain=0)
     elif flt.chain == "fixed":
         rollouts = rollouts.filter(first_passed=False, passed=True)
+    elif flt.chain == "kept":
+        rollouts = rollouts.filter(chain__kept=True)
     if flt.state == "passed":
         rollouts = rollouts.filter(passed=True, reward__isnull=False)
     elif flt.state == "failed":

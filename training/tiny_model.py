@@ -135,7 +135,7 @@ class TinyModelSpec:
     # is ~2.5x a plain example's tokens.
     sft_revisions: int = 48
     # Keeps (issue #16): a good draft with its passing verdict, judge section and reward line ->
-    # the same sketch. Without them the model first met a good draft's feedback in GRPO.
+    # KEEP (its painting stands). Without them the model first met a good draft's feedback in GRPO.
     sft_keeps: int = 32
     # A revision example is up to ~2,000 tokens (a keep's judge section included).
     sft_max_length: int = 2560  # prompt + reply tokens; longer examples are left out, never cut

@@ -28,6 +28,11 @@ rollout was shown go back in the `feedback_images` column, which the trainer
 (training/revision_trainer.py) feeds to the loss's forward pass; the image tokens are feedback
 tokens, outside the loss like the rest of it. A text model gets the text alone.
 
+A revision reply may be KEEP alone (the feedback offers it, `is_keep_reply` reads it): that
+turn is stored as kept, with the turn before's painting and reward, and the chain ends there.
+Its reward is exactly an exact copy's, so it opens nothing to forge; it spares a model that
+cannot copy ~570 tokens token for token from re-sampling every painting it would not change.
+
 A rollout stops revising when a turn's reward is None (an infrastructure failure: the rollout's
 reward is None whatever comes next). Each turn generates up to `max_completion_length` tokens,
 so a rollout's completion holds up to `turns` replies plus the feedback between them.
@@ -42,7 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from paintapp.env.extraction import reply_text
+from paintapp.env.extraction import is_keep_reply, reply_text
 from paintapp.env.feedback import feedback_text, revision_messages, turn_from_records
 from paintapp.env.prompts import build_messages, make_subject
 from painting.pipeline import Painted
@@ -56,11 +61,13 @@ _SENTINEL = "\u2063revision-turn-reply\u2063"  # a reply text no chat template c
 @dataclass
 class TurnOutcome:
     """One turn of one rollout: the reply the model wrote, how it came out, and the feedback
-    it was given next ("" on the last turn)."""
+    it was given next ("" on the last turn, and on a kept one, which ends its chain)."""
 
     reply: str
     painted: Painted
     feedback: str = ""
+    kept: bool = False  # the reply was KEEP: `painted` is the turn before's painting, which stands
+
 
     @property
     def reward(self) -> float | None:
@@ -129,6 +136,11 @@ class RevisionRollout:
         going = list(range(n))
         self.reward.begin_turns(step)
         for turn in range(1, self.turns + 1):
+            if turn > 1:  # a KEEP reply ends its chain with the painting before: nothing to paint
+                kept = [i for i in going if is_keep_reply(replies[i])]
+                for i in kept:
+                    chains[i].append(TurnOutcome(reply=replies[i], painted=chains[i][-1].painted, kept=True))
+                going = [i for i in going if i not in kept]
             painted = self.reward.paint_turn(step, n, [(i, subjects[i], replies[i]) for i in going])
             for i, outcome in zip(going, painted, strict=True):
                 chains[i].append(TurnOutcome(reply=replies[i], painted=outcome))

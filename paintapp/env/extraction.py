@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Extraction", "extract_sketch", "reply_text", "sketch_in_reply"]
+__all__ = ["KEEP_REPLY", "Extraction", "extract_sketch", "is_keep_reply", "reply_text", "sketch_in_reply"]
 
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
 # An opening fence (3+ backticks or tildes, optional label) and, lazily, the first
@@ -43,6 +43,21 @@ def reply_text(decoded: str) -> str:
     None). Done where the reply is decoded, so its gate, render, feedback and stored row all
     see the same text."""
     return decoded.replace("\x00", "\ufffd")
+
+
+# A revision turn's other answer (issue #16): the painting of the turn before stands as the
+# final one. Asked for in the feedback (paintapp.env.feedback.REVISE_INSTRUCTION).
+KEEP_REPLY = "KEEP"
+# The word alone, as a model may dress it: in a fence, backticks, quotes or bold, with a full stop.
+_KEEP = re.compile(r"(?:(?:`{3,}|~{3,})[^\S\n]*\w*[^\S\n]*\n)?[\s`'\"*]*keep[.!]?[\s`'\"*]*(?:`{3,}|~{3,})?", re.I)
+
+
+def is_keep_reply(reply: str) -> bool:
+    """Whether a revision reply is KEEP_REPLY: the word alone (any case, after a think block,
+    dressed as `_KEEP` allows). Anything more, a sketch with the word in it too, is a sketch:
+    a policy gains nothing by mixing them, and a kept turn can never carry new code."""
+    text = _THINK_BLOCK.sub("", reply).strip()
+    return len(text) <= 40 and _KEEP.fullmatch(text) is not None
 
 
 def _looks_like_js(text: str) -> bool:

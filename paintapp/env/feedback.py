@@ -1,7 +1,9 @@
 """What the model is told after a turn: how its sketch came out, and the chat for the next turn.
 
 A revision turn (issue #16) shows the policy its own result and asks for a new complete
-sketch. `feedback_text` writes that message from what the studio already knows about a
+sketch, or KEEP_REPLY alone when it would not change the painting (then the painting stands:
+a small model cannot copy a long sketch token for token, so without it every good painting
+would be re-sampled, and most often come out worse). `feedback_text` writes that message from what the studio already knows about a
 painted sketch: the gate's violations (line:col and the offending source line), the
 render's runtime errors and refusals, the paint fraction with a coverage note, the judge's
 verdict per reference in both presentation orders (with its reasons when it gives them),
@@ -31,6 +33,7 @@ from typing import Any
 
 from PIL import Image
 
+from paintapp.env.extraction import KEEP_REPLY
 from paintapp.env.gate import GateVerdict
 from paintapp.env.image import BLANK_THRESHOLD, paint_fraction
 from paintapp.env.judges import JudgeResult, OrderVerdict, ReferenceVerdict
@@ -72,7 +75,8 @@ MAX_FEEDBACK_CHARS = 8000
 REVISE_INSTRUCTION = (
     "Write a new, complete sketch of the same subject that fixes any problem above and paints "
     "a better watercolour. Answer with exactly one ```js fenced code block containing the whole "
-    "sketch, and no other text."
+    f"sketch, and no other text. If you would not change the painting, answer {KEEP_REPLY} alone "
+    "instead: it then stands as your final painting."
 )
 
 # The render's refusals in plain words; the names refused follow where the page counted them.

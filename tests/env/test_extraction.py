@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paintapp.env.extraction import extract_sketch, reply_text, sketch_in_reply
+from paintapp.env.extraction import extract_sketch, is_keep_reply, reply_text, sketch_in_reply
 
 
 def test_extract_takes_the_first_js_block():
@@ -80,3 +80,26 @@ def test_replies_without_text_are_no_sketch_with_a_reason(reply):
 def test_a_replys_nul_characters_become_replacement_characters_and_nothing_else_changes():
     assert reply_text("```js\nbrush.circle(1, 2, 3);\x00\n```\x00") == "```js\nbrush.circle(1, 2, 3);\ufffd\n```\ufffd"
     assert reply_text("plain — ünïcode `code`\n") == "plain — ünïcode `code`\n"
+
+
+# A revision turn's KEEP: the word alone, however a model dresses it; anything more is a sketch.
+KEEP_DRESSINGS = ["{}", " {} ", "{}\n", "{}.", "{}!", "`{}`", "**{}**", '"{}"', "'{}'", "```{}```",
+                  "```\n{}\n```", "```js\n{}\n```", "~~~\n{}\n~~~", "<think>it is fine</think>\n{}"]
+
+
+@pytest.mark.parametrize("dressing", KEEP_DRESSINGS)
+@pytest.mark.parametrize("word", ["KEEP", "keep", "Keep"])
+def test_it_reads_keep_alone_however_it_is_dressed(word, dressing):
+    assert is_keep_reply(dressing.format(word))
+
+
+GOOD_SKETCH = "```js\nfunction setup() {\n  createCanvas(600, 600);\n  brush.fill('#c44', 60);\n}\n```"
+
+
+@pytest.mark.parametrize("reply", [
+    "", "KEEP it", "I keep", "keepers", "KEEPKEEP", "K E E P", "KEEP KEEP", "do not KEEP", "KEEP\nKEEP",
+    f"KEEP\n{GOOD_SKETCH}", f"{GOOD_SKETCH}\nKEEP", f"KEEP {GOOD_SKETCH}", "```js\nKEEP;\nbrush.fill(1);\n```",
+    "KEEP // " + "x" * 60, "<think>KEEP</think>\n" + GOOD_SKETCH, "<think>KEEP</think>",
+])
+def test_it_reads_anything_more_than_keep_as_a_reply_with_or_without_a_sketch(reply):
+    assert not is_keep_reply(reply)

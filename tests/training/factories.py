@@ -123,7 +123,7 @@ def make_chain_run(pool, *, turns: int = 2, weight: float = 0.5, name: str = "re
 
 def make_chain_rollout(run: Run, codes: Sequence[str], rewards: Sequence[float | None], *, step: int = 1,
                        group: int = 0, position: int = 0, pngs: Sequence[bytes | None] | None = None,
-                       subject: str = "a peach hibiscus") -> Rollout:
+                       subject: str = "a peach hibiscus", kept: bool = False) -> Rollout:
     """A multi-turn rollout whose rows are what the trainer writes: one RolloutTurn per code.
 
     Each turn's `passed`/`violations` are the real gate's verdict on its code; a turn whose
@@ -132,8 +132,10 @@ def make_chain_rollout(run: Run, codes: Sequence[str], rewards: Sequence[float |
     reward is `rewards[i]` (None: infrastructure failure). Every turn but the last carries the
     feedback `paintapp.env.feedback` writes from that turn's own fields. The Rollout repeats
     the last turn, with the combined reward final + w × (final − first) of the run's weight.
+    `kept`: the last turn answered KEEP (its code, painting and reward are the turn before's).
     """
     assert len(codes) == len(rewards) >= 2, "a chain has two turns or more, one reward each"
+    assert not kept or (codes[-1], rewards[-1]) == (codes[-2], rewards[-2]), "a kept turn repeats the turn before"
     weight = RunArguments.from_dict(run.hyperparameters).revision_gain_weight
     references = list(run.pool.members.filter(split="train").values_list("reference_id", flat=True)[:2])
     rows = []
@@ -166,6 +168,8 @@ def make_chain_rollout(run: Run, codes: Sequence[str], rewards: Sequence[float |
             failure="render: TimeoutError: no render worker answered" if reward is None else "", feedback=feedback,
         ))
     last = rows[-1]
+    if kept:
+        last.reply, last.kept, last.png = "KEEP", True, rows[-2].png
     combined = rollout_reward([row.reward for row in rows], gain_weight=weight)
     rollout = Rollout.objects.create(
         run=run, step=step, group=group, position=position, subject=subject,

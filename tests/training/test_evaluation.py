@@ -96,3 +96,49 @@ def test_a_run_with_revision_turns_is_evaluated_on_its_final_sketches_after_the_
         [(first_refused + first_good) / 2, (final_refused + final_good) / 2])
     assert result["mean_reward"] == pytest.approx((final_refused + final_good) / 2)
     assert Run.objects.get(id=run.id).eval_result["turn_mean_rewards"] == result["turn_mean_rewards"]
+
+
+@pytest.mark.slow
+def test_a_sample_that_answers_keep_keeps_its_painting_and_only_the_sketches_still_going_are_painted(
+    curator, renderer, settings, tmp_path, monkeypatch
+):
+    """Three turns, scripted: turn 1 a refused and a good sketch; turn 2 the refused one's
+    revision is good and the good one answers KEEP; turn 3 the revised one answers KEEP."""
+    from paintapp.env.reward import PRESETS
+    from painting.pipeline import InProcess
+    from training import evaluation
+    from training.config import RunArguments
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    run = make_run(make_pool(curator), steps=0, generations=2)
+    recipe = PRESETS["studio-hps-only"]
+    args = RunArguments.from_dict(run.hyperparameters | {"turns": 3, "eval_samples_per_subject": 2, "render_size": 128})
+    Run.objects.filter(id=run.id).update(recipe=recipe.to_dict(), hyperparameters=args.to_dict())
+    run.refresh_from_db()
+    refused, good = f"```js\n{BARE_RECT}```", f"```js\n{GOOD}```"
+    scripts = [[refused, good], [good, "KEEP"], ["**KEEP**"]]
+    asked, painted = [], []
+
+    def scripted(model, processing_class, chats, *, args):
+        asked.append(len(chats))
+        return scripts[len(asked) - 1]
+
+    paint = evaluation._paint
+
+    def recording_paint(run, samples, *rest, **options):
+        painted.append([(number, reply) for _, number, reply in samples])
+        return paint(run, samples, *rest, **options)
+
+    monkeypatch.setattr(evaluation, "sample_chats", scripted)
+    monkeypatch.setattr(evaluation, "_paint", recording_paint)
+    result = evaluation.evaluate_run(run, None, None, executor=InProcess(renderer))
+
+    assert asked == [2, 2, 1]  # the sample that kept at turn 2 is not asked again
+    assert painted == [[(0, refused), (1, good)], [(0, good)], []]  # a KEEP is never painted again
+    subject = result["per_subject"]["a peach hibiscus"]
+    (refused_1, revised_2, kept_3), (good_1, kept_2, still_3) = subject["turn_rewards"]
+    assert refused_1 == 0.0 and revised_2 > 0 and kept_3 == revised_2
+    assert good_1 > 0 and kept_2 == still_3 == good_1
+    assert subject["kept"] == 2 and subject["rewards"] == [revised_2, good_1]
+    assert result["turn_mean_rewards"] == pytest.approx(
+        [(0.0 + good_1) / 2, (revised_2 + good_1) / 2, (revised_2 + good_1) / 2])

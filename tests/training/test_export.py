@@ -216,16 +216,19 @@ def chain_run(curator):
 
 
 def test_a_multi_turn_run_exports_its_last_turns_as_rollouts_and_every_turn_as_the_chain(chain_run, tmp_path):
+    make_chain_rollout(chain_run, [GOOD, GOOD], [0.5, 0.5], position=2, kept=True)  # and a KEEP
     result = export_run(run=chain_run, out_dir=tmp_path / "export")
     folder = tmp_path / "export"
-    assert result.rows == 2 and result.chain_rows == 4 and "chain/train-00000-of-00001.parquet" in result.files
+    assert result.rows == 3 and result.chain_rows == 6 and "chain/train-00000-of-00001.parquet" in result.files
     rollouts = load_dataset(str(folder), split="train", cache_dir=str(tmp_path / "hf-cache"))
     assert [(r["position_in_group"], r["turn"], r["reward"]) for r in rollouts] == [
-        (0, 2, pytest.approx(0.6)), (1, 2, pytest.approx(0.0))]  # 0.4 + 0.5 × 0.4; 0.2 + 0.5 × (0.2 − 0.6)
+        (0, 2, pytest.approx(0.6)), (1, 2, pytest.approx(0.0)), (2, 2, pytest.approx(0.5))]  # 0.4 + 0.5 × 0.4; ...
     chain = load_dataset(str(folder), "chain", split="train", cache_dir=str(tmp_path / "hf-cache"))
     assert tuple(chain.column_names) == CHAIN_COLUMN_NAMES and chain.features == CHAIN_FEATURES
-    assert [(r["position_in_group"], r["turn"], r["turns"], r["reward"]) for r in chain] == [
-        (0, 1, 2, 0.0), (0, 2, 2, 0.4), (1, 1, 2, 0.6), (1, 2, 2, 0.2)]
+    assert [(r["position_in_group"], r["turn"], r["turns"], r["reward"], r["kept"]) for r in chain] == [
+        (0, 1, 2, 0.0, False), (0, 2, 2, 0.4, False), (1, 1, 2, 0.6, False), (1, 2, 2, 0.2, False),
+        (2, 1, 2, 0.5, False), (2, 2, 2, 0.5, True)]
+    assert chain[5]["reply"] == "KEEP" and chain[5]["code"] == chain[4]["code"] == GOOD
     fixed_first, fixed_last = chain[0], chain[1]
     # The refused first sketch: no painting, the gate's codes, the feedback the model was given.
     assert fixed_first["image"] is None and fixed_first["violations"] == ["bare_primitives"]

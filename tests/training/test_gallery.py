@@ -117,13 +117,14 @@ def test_an_empty_run_says_so(client, curator):
 
 @pytest.fixture
 def chain_run(curator):
-    """Step 1 of a 2-turn run (weight 0.5): a gate failure fixed, an improvement, a setback."""
+    """Step 1 of a 2-turn run (weight 0.5): a gate failure fixed, an improvement, a setback, a KEEP."""
     from tests.training.factories import BARE_RECT, FIXED_RECT, GOOD, make_chain_rollout, make_chain_run
 
     run = make_chain_run(make_pool(curator), turns=2, weight=0.5)
     make_chain_rollout(run, [BARE_RECT, FIXED_RECT], [0.0, 0.4], position=0)
     make_chain_rollout(run, [GOOD, GOOD.replace("#c2185b", "#d81b60")], [0.3, 0.5], position=1)
     make_chain_rollout(run, [GOOD, FIXED_RECT], [0.6, 0.2], position=2)
+    make_chain_rollout(run, [GOOD, GOOD], [0.5, 0.5], position=3, kept=True)
     return run
 
 
@@ -142,8 +143,9 @@ def test_a_multi_turn_rollout_card_shows_each_turns_painting_and_reward_in_order
     assert "2 turns" in html and "0.600" in html  # the combined reward 0.4 + 0.5 × (0.4 − 0)
 
 
-@pytest.mark.parametrize("chain, positions", [("improved", [0, 1]), ("worse", [2]), ("fixed", [0]), ("", [0, 1, 2])])
-def test_the_turns_filter_keeps_rollouts_that_improved_got_worse_or_fixed_a_gate_failure(
+@pytest.mark.parametrize("chain, positions", [("improved", [0, 1]), ("worse", [2]), ("fixed", [0]), ("same", [3]),
+                                             ("kept", [3]), ("", [0, 1, 2, 3])])
+def test_the_turns_filter_keeps_rollouts_that_improved_got_worse_fixed_a_gate_failure_or_ended_with_keep(
         client, curator, chain_run, chain, positions):
     from training.models import Rollout
 
@@ -152,12 +154,28 @@ def test_the_turns_filter_keeps_rollouts_that_improved_got_worse_or_fixed_a_gate
     assert sorted(Rollout.objects.filter(id__in=ids).values_list("position", flat=True)) == positions
 
 
+def test_a_chain_that_ended_with_keep_says_so_on_its_card_and_on_its_page(client, curator, chain_run):
+    from training.models import Rollout
+
+    client.force_login(curator)
+    kept = Rollout.objects.get(run=chain_run, position=3)
+    html = client.get(reverse("training:gallery", args=[chain_run.id])).content.decode()
+    card = re.search(rf'<li class="rolloutcard[^"]*" data-rollout="{kept.id}".*?</li>\s*</ol>', html, re.S).group(0)
+    assert re.findall(r'<b class="kept"', card) == ['<b class="kept"'] and card.index("KEEP") > card.index('data-turn="2"')
+    chain = client.get(reverse("training:rollout", args=[chain_run.id, kept.id])).content.decode()
+    turn2 = re.search(r'id="turn-2".*?</li>', chain, re.S).group(0)
+    assert '<span class="pill kept"' in turn2 and "the painting of turn 1 stands" in turn2
+    assert "The model answered KEEP: the sketch and painting of turn 1 stand." in chain
+    fixed = client.get(reverse("training:rollout", args=[chain_run.id, Rollout.objects.get(run=chain_run, position=0).id]))
+    assert "pill kept" not in fixed.content.decode()
+
+
 def test_most_improved_first_ranks_by_the_gain_of_the_last_turn_over_the_first(client, curator, chain_run):
     from training.models import Rollout
 
     client.force_login(curator)
     ids = shown(client.get(reverse("training:gallery", args=[chain_run.id]), {"sort": "gain-desc"}))
-    assert [Rollout.objects.get(id=i).position for i in ids] == [0, 1, 2]  # +0.4, +0.2, −0.4
+    assert [Rollout.objects.get(id=i).position for i in ids] == [0, 1, 3, 2]  # +0.4, +0.2, 0, −0.4
 
 
 def test_a_single_turn_run_shows_no_turns_filter_nor_chain(client, curator, run):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from paintapp.env.feedback import revision_messages
+from paintapp.env.feedback import REVISE_INSTRUCTION, revision_messages
 from paintapp.env.painting import paint_reply
 from paintapp.env.render_config import RendererConfig
 from paintapp.env.renderer import Renderer
@@ -37,7 +37,7 @@ def media(settings, tmp_path):
     return settings.MEDIA_ROOT
 
 
-def revision_rollout(curator, tiny_model, renderer, media, **arguments):
+def revision_setup(curator, tiny_model, renderer, media, **arguments):
     recipe = PRESETS["studio-hps-only"]  # judged in-process: no taste model needed
     args = RunArguments.from_dict(FAST | {"max_steps": 1, "turns": 2} | arguments)
     run = Run.objects.create(name="turns", pool=make_pool(curator, name="turns"), base_model=tiny_model,
@@ -46,6 +46,11 @@ def revision_rollout(curator, tiny_model, renderer, media, **arguments):
     trainer = build_trainer(run, args, task_id="test")
     rollout = RevisionRollout(PaintingReward(run, executor=InProcess(renderer)), turns=args.turns, subjects=run.subjects)
     prompts = [training_dataset(run, args)[0]["prompt"]] * args.num_generations
+    return trainer, prompts, rollout
+
+
+def revision_rollout(curator, tiny_model, renderer, media, **arguments):
+    trainer, prompts, rollout = revision_setup(curator, tiny_model, renderer, media, **arguments)
     return trainer, prompts, rollout(prompts, trainer)
 
 
@@ -60,7 +65,7 @@ def test_the_model_sees_its_reply_and_the_feedback_as_the_chat_template_writes_t
         assert len(mask) == len(completion)
         first, second = chain
         assert first.feedback == turn_feedback(first.painted) and second.feedback == ""
-        assert first.feedback.endswith("and no other text.")
+        assert first.feedback.endswith(REVISE_INSTRUCTION) and not first.kept
         turn_two = mask.index(0) + mask[mask.index(0):].index(1)  # where the model writes again
         seen = tokenizer.decode(ids + completion[:turn_two], skip_special_tokens=False)
         assert seen == trainer.processing_class.apply_chat_template(
@@ -69,6 +74,48 @@ def test_the_model_sees_its_reply_and_the_feedback_as_the_chat_template_writes_t
         assert set(mask[turn_two:]) == {1} and set(mask[mask.index(0):turn_two]) == {0}
         model_tokens = [t for t, m in zip(completion, mask, strict=True) if m]
         assert tokenizer.decode(model_tokens[-(len(completion) - turn_two):], skip_special_tokens=True) == second.reply
+
+
+def test_a_keep_reply_ends_its_chain_with_the_painting_before_which_is_not_painted_again(
+    curator, tiny_model, quick_renderer, media
+):
+    trainer, prompts, rollout = revision_setup(curator, tiny_model, quick_renderer, media, max_completion_length=64,
+                                               turns=3)
+    tokenizer = trainer._tokenizer
+    keep_ids = tokenizer("KEEP", add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    generate, paint_turn = trainer._generate_single_turn, rollout.reward.paint_turn
+    calls, painted_items = [], []
+
+    def generate_keeping_even_rollouts(ids, images, fields, n):  # the model's own sampling, KEEP where asked
+        out, logprobs = generate(ids, images, fields, n)
+        calls.append(len(ids))
+        if len(calls) == 1:
+            return out, logprobs
+        out = [keep_ids if k % 2 == 0 else row for k, row in enumerate(out)]
+        return out, None if logprobs is None else [[0.0] * len(row) for row in out]
+
+    def recording_paint_turn(step, share, items):
+        painted_items.append([i for i, _, _ in items])
+        return paint_turn(step, share, items)
+
+    trainer._generate_single_turn, rollout.reward.paint_turn = generate_keeping_even_rollouts, recording_paint_turn
+    out = rollout(prompts, trainer)
+
+    going_after_one = [i for i in painted_items[0] if out["revision_chain"][i][0].reward is not None]
+    kept_at_two = going_after_one[0::2]  # the even ones of the turn-2 batch answered KEEP
+    assert painted_items[1] == going_after_one[1::2]  # only the sketches that were not KEEP are painted
+    for i in kept_at_two:
+        first, second = out["revision_chain"][i]  # the chain ends at the KEEP: no turn 3
+        assert second.kept and second.reply == "KEEP" and second.painted is first.painted
+        assert second.reward == first.reward and second.feedback == ""
+        mask = out["env_mask"][i]
+        assert out["completion_ids"][i][-len(keep_ids):] == keep_ids and set(mask[-len(keep_ids):]) == {1}
+    assert calls[1] == len(going_after_one)
+    for i in painted_items[1]:
+        assert not out["revision_chain"][i][1].kept
+    figures = revision_metrics(out["revision_chain"])
+    whole = [c for c in out["revision_chain"] if len(c) > 1 and all(t.reward is not None for t in c)]
+    assert figures[keys.KEPT_SHARE] == pytest.approx(sum(1 for c in whole if c[-1].kept) / len(whole))
 
 
 def test_a_reply_cut_at_the_length_limit_gets_an_end_of_turn_the_model_is_not_trained_on(curator, tiny_model, quick_renderer, media):
@@ -103,6 +150,11 @@ def chain(*turns: tuple[str, float | None]) -> list[TurnOutcome]:
     return [TurnOutcome(reply=f"```js\n{code}```", painted=painted(code, reward)) for code, reward in turns]
 
 
+def kept(turns: list[TurnOutcome]) -> list[TurnOutcome]:
+    """`turns` and a KEEP after them: the last painting again."""
+    return [*turns, TurnOutcome(reply="KEEP", painted=turns[-1].painted, kept=True)]
+
+
 def test_the_revision_figures_count_turn_rewards_gain_improved_and_fixed_and_leave_out_what_has_nothing_to_count():
     figures = revision_metrics([
         chain((GOOD, 0.4), (GOOD, 0.7)),  # improved
@@ -110,11 +162,13 @@ def test_the_revision_figures_count_turn_rewards_gain_improved_and_fixed_and_lea
         chain((BARE_RECT, 0.0), (BARE_RECT, 0.0)),  # not fixed
         chain((GOOD, 0.6), (GOOD, 0.5)),  # worse
         chain((GOOD, None)),  # infrastructure failure at turn 1: out of gain, improved and fixed
+        kept(chain((GOOD, 0.6))),  # KEEP: the same painting, no gain
     ])
-    assert figures[keys.turn_reward(1)] == pytest.approx((0.4 + 0.0 + 0.0 + 0.6) / 4)
-    assert figures[keys.turn_reward(2)] == pytest.approx((0.7 + 0.5 + 0.0 + 0.5) / 4)
-    assert figures[keys.REVISION_GAIN] == pytest.approx((0.3 + 0.5 + 0.0 - 0.1) / 4)
-    assert figures[keys.IMPROVED_SHARE] == pytest.approx(2 / 4)
+    assert figures[keys.turn_reward(1)] == pytest.approx((0.4 + 0.0 + 0.0 + 0.6 + 0.6) / 5)
+    assert figures[keys.turn_reward(2)] == pytest.approx((0.7 + 0.5 + 0.0 + 0.5 + 0.6) / 5)
+    assert figures[keys.REVISION_GAIN] == pytest.approx((0.3 + 0.5 + 0.0 - 0.1 + 0.0) / 5)
+    assert figures[keys.IMPROVED_SHARE] == pytest.approx(2 / 5)
+    assert figures[keys.KEPT_SHARE] == pytest.approx(1 / 5)
     assert figures[keys.FIXED_SHARE] == pytest.approx(1 / 2)
     no_gate_failure = revision_metrics([chain((GOOD, 0.4), (GOOD, 0.7))])
     assert keys.FIXED_SHARE not in no_gate_failure  # nothing to fix is not "0% fixed"
@@ -124,6 +178,6 @@ def test_the_revision_figures_count_turn_rewards_gain_improved_and_fixed_and_lea
 def test_following_a_multi_turn_run_prints_each_turns_reward_the_gain_and_the_share_improved():
     metrics = {keys.GATE_PASS_RATE: 0.75, keys.turn_reward(1): 0.41, keys.turn_reward(2): 0.58,
                keys.REVISION_GAIN: 0.17, keys.IMPROVED_SHARE: 0.625}
-    line = step_line(Step(step=3, reward_mean=0.58, reward_std=0.1, metrics=metrics))
-    assert line.endswith("turns 0.410 → 0.580  gain 0.170  improved 0.62")
+    line = step_line(Step(step=3, reward_mean=0.58, reward_std=0.1, metrics=metrics | {keys.KEPT_SHARE: 0.25}))
+    assert line.endswith("turns 0.410 → 0.580  gain 0.170  improved 0.62  kept 0.25")
     assert "turns" not in step_line(Step(step=3, reward_mean=0.58, reward_std=0.1, metrics={keys.GATE_PASS_RATE: 0.75}))

@@ -39,7 +39,7 @@ from curation.images import ImageRejected, normalise_image
 from curation.models import Provenance, Reference
 from curation.services import reference_create
 from paintapp.celery import app as celery_app
-from paintapp.env.extraction import reply_text
+from paintapp.env.extraction import is_keep_reply, reply_text
 from paintapp.env.gate import MAX_SOURCE_CHARS, gate_reply, gate_source
 from paintapp.env.painting import UNRENDERABLE
 from paintapp.env.sandbox import BLANK_CANVAS
@@ -193,13 +193,18 @@ def revision_ask_model(
 def revision_written(*, revision: Revision, reply: str, adapter: str) -> Revision:
     """Store the model's reply to a writing revision and go on as with a curator's edit: its
     sketch renders; a reply with no renderable sketch (none, or cut off) is done at once, worth
-    0 as in training. A revision cancelled or failed meanwhile is left as it is."""
+    0 as in training. A KEEP reply (the model would not change it) takes the code it was shown
+    and paints it again. A revision cancelled or failed meanwhile is left as it is."""
     with transaction.atomic():
         locked = Revision.objects.select_for_update().select_related("rollout__run").get(pk=revision.pk)
         if locked.status != Revision.Status.WRITING:
             return locked
         reply = reply_text(reply)
-        code, verdict = gate_reply(reply)
+        if is_keep_reply(reply):  # the model would not change it: the sketch it was shown, painted again
+            code = (locked.parent or locked.rollout).code
+            verdict = gate_source(code)
+        else:
+            code, verdict = gate_reply(reply)
         locked.reply, locked.code, locked.adapter = reply, code or "", adapter
         if code is not None and not set(verdict.codes) & UNRENDERABLE:
             _render_start(locked, wait_s=locked.wait_s)

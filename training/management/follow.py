@@ -22,9 +22,9 @@ def step_line(step: Step) -> str:
         f"<{keys.LOW_REWARD} {int(m.get(keys.LOW_COUNT) or 0)}  {_fmt(m.get(keys.STEP_S), 1)} s"
     )
     turns = [m.get(key) for key in keys.TURN_REWARDS if key in m]
-    if turns:  # a run with revision turns: each turn's mean reward, then the gain and the share improved
+    if turns:  # a run with revision turns: each turn's mean reward, the gain, the shares improved and kept
         line += (f"  turns {' → '.join(_fmt(t) for t in turns)}  gain {_fmt(m.get(keys.REVISION_GAIN))}"
-                 f"  improved {_fmt(m.get(keys.IMPROVED_SHARE), 2)}")
+                 f"  improved {_fmt(m.get(keys.IMPROVED_SHARE), 2)}  kept {_fmt(m.get(keys.KEPT_SHARE), 2)}")
     return line
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paintapp.env import seedgen
+from paintapp.env.extraction import KEEP_REPLY, is_keep_reply
 from paintapp.env.feedback import REVISE_INSTRUCTION, Turn, feedback_text, revision_messages
 from paintapp.env.gate import gate_reply
 from paintapp.env.painting import paint_reply
@@ -85,9 +86,11 @@ def test_a_draft_whose_verdict_does_not_show_its_flaw_is_left_out():
     assert revision_examples([unflawed]) == []
 
 
-def test_a_keep_is_a_good_sketch_as_its_own_draft_and_answer_and_revisions_never_deal_one():
+def test_a_keep_is_a_good_sketch_as_its_own_draft_answered_keep_and_revisions_never_deal_one():
     kept = keeps(BASES[:3])
     assert [(k.kind, k.draft, k.target) for k in kept] == [(KEEP, b.code, b) for b in BASES[:3]]
+    assert all(k.answer == KEEP_REPLY and is_keep_reply(k.answer) for k in kept)
+    assert all(d.answer == d.target.reply for d in revisions(BASES, seed=1))
     assert KEEP not in REVISION_KINDS and all(d.kind != KEEP for d in revisions(BASES, seed=1))
 
 
@@ -127,7 +130,7 @@ def test_with_scoring_feedback_has_the_judge_and_reward_sections_the_trainers_pi
     assert kept_feedback == feedback_text(turn)
     assert "The judge compared your painting with 1 reference watercolour" in kept_feedback
     assert f"Reward: {expected.reward:.3f} (gate passed" in kept_feedback
-    assert rows[0]["completion"][0]["content"] == keep.target.reply == keep.draft_reply
+    assert rows[0]["completion"][0]["content"] == KEEP_REPLY
 
     assert "The judge" not in refused_feedback
     refused_length = recipe.length_part(paint_reply(refused.draft_reply, renderer=None).code)

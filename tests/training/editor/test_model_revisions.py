@@ -132,6 +132,25 @@ def test_a_multi_turn_rollout_is_revised_from_its_last_turn_with_that_paintings_
     assert "Reward: 0.700 (gate passed" in revision.feedback and "1.050" not in revision.feedback
 
 
+def test_a_keep_reply_paints_the_sketch_the_model_was_shown_again_and_the_page_says_so(client, rollout, curator):
+    edited = Revision.objects.create(rollout=rollout, code=GOOD + "// edited\n", status=Revision.Status.DONE,
+                                     reward=0.4, parts={"gate": 1.0, "length": 0.1, "judge": None, "quality": 0.4},
+                                     passed=True, created_by=curator)
+    for source, shown in ((None, rollout.code), (edited, edited.code)):
+        revision = services.revision_ask_model(rollout=rollout, source=source, requested_by=curator, wait_s=60)
+        written = services.revision_written(revision=revision, reply="```\nKEEP\n```", adapter="adapter")
+        assert written.kept and written.code == shown and written.status == Revision.Status.RENDERING
+        assert written.reply == "```\nKEEP\n```" and written.render_task_id
+    client.force_login(curator)
+    html = client.get(reverse("training:rollout", args=[rollout.run_id, rollout.id]) + f"?revision={written.id}")
+    assert 'id="model-kept"' in html.content.decode()
+    # Anything more than the word is a reply like any other: its own sketch, or none.
+    revision = services.revision_ask_model(rollout=rollout, requested_by=curator, wait_s=60)
+    reply = "KEEP\n```js\n" + BARE_RECT + "```"
+    written = services.revision_written(revision=revision, reply=reply, adapter="")
+    assert not written.kept and written.code == gate_reply(reply)[0] != rollout.code
+
+
 def test_a_revision_still_rendering_cannot_be_revised_yet(client, curator, rollout):
     pending = Revision.objects.create(rollout=rollout, code=GOOD, status=Revision.Status.RENDERING, created_by=curator)
     client.force_login(curator)

@@ -35,7 +35,7 @@ class Command(BaseCommand):
                             help="revision examples (flawed draft + the studio's real feedback -> good sketch); "
                                  "judging them renders some drafts in Chromium")
         parser.add_argument("--keeps", type=int, default=None,
-                            help="keep examples (a good draft with its passing feedback -> the same sketch); "
+                            help="keep examples (a good draft with its passing feedback -> KEEP); "
                                  "default: the spec's (32 for the demo model)")
         parser.add_argument("--epochs", type=float, default=None, help="SFT epochs")
         parser.add_argument("--quick", action="store_true", help="the small, fast spec the tests use")
