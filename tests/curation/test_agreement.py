@@ -12,8 +12,10 @@ from curation.agreement import (
     _LINEAR,
     _UNWEIGHTED,
     AgreementError,
+    _coincidences_per_reference,
     agreement,
     kappa_of_tables,
+    ordinal_alpha_of_coincidences,
 )
 
 # Ten references graded by two curators. Tiers in order reject < okay < love.
@@ -243,6 +245,18 @@ def test_resampled_kappas_use_the_formula_scikit_learn_uses():
         assert kappa_of_tables(table, _LINEAR)[0] == pytest.approx(
             cohen_kappa_score(a, b, labels=[0, 1, 2], weights="linear"))
     assert np.isnan(kappa_of_tables(np.array([[[0, 0, 0], [0, 5, 0], [0, 0, 0]]]), _UNWEIGHTED)[0])
+
+
+def test_resampled_alphas_use_the_formula_the_krippendorff_package_uses():
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        graders = rng.integers(2, 5, size=30)  # two to four grades per reference
+        value_counts = np.array([np.bincount(rng.integers(0, 3, m), minlength=3) for m in graders])
+        coincidences = _coincidences_per_reference(value_counts).sum(axis=0)[np.newaxis]
+        expected = krippendorff.alpha(value_counts=value_counts, value_domain=[0, 1, 2], level_of_measurement="ordinal")
+        assert ordinal_alpha_of_coincidences(coincidences)[0] == pytest.approx(expected)
+    one_tier = _coincidences_per_reference(np.array([[0, 2, 0], [0, 3, 0]])).sum(axis=0)[np.newaxis]
+    assert np.isnan(ordinal_alpha_of_coincidences(one_tier)[0])
 
 
 def test_the_report_is_plain_json():

@@ -70,7 +70,8 @@ def _figure(estimate: Estimate, *, percent: bool = False) -> str:
         return f"— ({estimate.reason})"
 
     def fmt(x: float) -> str:
-        return f"{100 * x:.0f}%" if percent else f"{x:.2f}"
+        # + 0.0 turns a rounded −0.0 into 0.0, so a kappa of −0.001 reads 0.00, not -0.00
+        return f"{round(100 * x) + 0.0:.0f}%" if percent else f"{round(x, 2) + 0.0:.2f}"
 
     if not estimate.has_interval:
         return fmt(estimate.value)
