@@ -1,10 +1,12 @@
-"""Reads for curation: filtered reference lists, tier counts, pool balance and diffs."""
+"""Reads for curation: filtered reference lists, tier counts, pool balance and diffs, the
+grades that agreement between curators is computed from."""
 from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 
@@ -226,3 +228,48 @@ def group_references(pool: Pool, *, count: int, key: tuple[int, ...]) -> list[Po
         )
         chosen += rng.sample(members, min(count // 2, len(members)))
     return chosen
+
+
+@dataclass(frozen=True)
+class AgreementInput:
+    """What curation.agreement computes from: {curator: {reference id: tier}} and each
+    reference's subject, for the references in scope."""
+
+    grades: dict[str, dict[int, str]]
+    subjects: dict[int, str]
+    references: int  # in scope, graded or not
+
+
+class UnknownCurator(LookupError):
+    pass
+
+
+def agreement_input(
+    *, subject: str = "", pool: Pool | None = None, curators: list[str] | None = None,
+) -> AgreementInput:
+    """The current grades of the chosen curators (default: everyone who graded any of them)
+    on all references, one subject's, or a pool's members (their live grades, not the tiers
+    the pool froze). A chosen curator who graded none of them is kept, with no grades."""
+    references = Reference.objects.all()
+    if pool is not None:
+        references = references.filter(pool_memberships__pool=pool)
+    if subject:
+        references = references.filter(subject=subject)
+    users = get_user_model().objects.all()
+    name_field = get_user_model().USERNAME_FIELD
+    rows = Grade.objects.filter(reference__in=references).values_list(f"curator__{name_field}", "reference_id", "tier")
+    grades: dict[str, dict[int, str]] = {}
+    if curators is not None:
+        known = set(users.filter(**{f"{name_field}__in": curators}).values_list(name_field, flat=True))
+        unknown = [name for name in curators if name not in known]
+        if unknown:
+            raise UnknownCurator(f"no curator named {', '.join(repr(name) for name in unknown)}")
+        rows = rows.filter(**{f"curator__{name_field}__in": curators})
+        grades = {name: {} for name in curators}
+    for name, reference_id, tier in rows.order_by("reference_id"):
+        grades.setdefault(name, {})[reference_id] = tier
+    return AgreementInput(
+        grades=grades,
+        subjects=dict(references.values_list("id", "subject")),
+        references=references.count(),
+    )

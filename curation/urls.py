@@ -27,6 +27,7 @@ urlpatterns = [
     path("references/<int:reference_id>/history/", views.reference_history, name="history"),
     path("images/<sha:sha256>.png", views.image, name="image"),
     path("build/", views.pool_builder, name="builder"),
+    path("agreement/", views.agreement, name="agreement"),
     path("upload/", views.upload, name="upload"),
     path("<slug:name>/v<int:version>/export/", views.pool_export, name="pool-export"),
     path("<slug:name>/v<int:version>/exports/<int:export_id>.zip", views.pool_export_download,

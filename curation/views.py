@@ -15,6 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from curation import audit, importing, selectors, services
+from curation.agreement import agreement as agreement_report
 from curation.forms import FilterError, ReferenceFilterForm
 from curation.models import GradeBatch, Pool, PoolExport, Provenance, Reference, Tier
 from curation.selectors import ReferenceFilter
@@ -387,6 +388,34 @@ def pool_diff(request, name: str):
         "curation/diff.html",
         {"name": name, "a": a, "b": b, "diff": selectors.pool_diff(a, b), "versions": versions},
     )
+
+
+AGREEMENT_RESAMPLES = 1000
+
+
+@require_GET
+def agreement(request):
+    """Agreement between curators on all references, a subject's or a pool's members: the
+    pairs (percent, kappa, confusion tables), alpha over all of them, and per subject."""
+    subject = request.GET.get("subject", "").strip()
+    pool_label = request.GET.get("pool", "").strip()
+    chosen = list(dict.fromkeys(name for name in request.GET.getlist("curator") if name.strip()))
+    context = {
+        "subject": subject, "pool_label": pool_label, "chosen": chosen, "graders": _graders(),
+        "subjects": selectors.subjects(), "pools": Pool.objects.order_by("name", "-version"), "error": "",
+    }
+    try:
+        pool = selectors.pool_get(pool_label) if pool_label else None
+        scope = selectors.agreement_input(subject=subject, pool=pool, curators=chosen or None)
+    except (Pool.DoesNotExist, ValueError):
+        context["error"] = f"No pool {pool_label!r}: choose one as name:vN from the list."
+    except selectors.UnknownCurator as exc:
+        context["error"] = f"{str(exc).capitalize()}: choose from the curators listed."
+    else:
+        context |= {"scope": scope, "report": agreement_report(
+            scope.grades, scope.subjects, resamples=AGREEMENT_RESAMPLES, seed=0)}
+    template = "curation/agreement.html#agreement" if request.htmx and not request.htmx.boosted else "curation/agreement.html"
+    return render(request, template, context, status=400 if context["error"] else 200)
 
 
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024
