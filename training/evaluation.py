@@ -9,7 +9,8 @@ up to the run's `turns`. The result's rewards are then the final paintings' own 
 sample with a None turn is None, as in training, and a sample that answered KEEP keeps the
 painting before), and `turn_mean_rewards` gives the mean of each turn over the samples whose
 every turn has a reward, so first and final compare on the same samples; `kept` counts the
-samples that answered KEEP. Only the sketches still going are painted at each turn. The feedback is text: the paintings are not shown to a vision-language model here.
+samples that answered KEEP. Only the sketches still going are painted at each turn. A
+vision-language base model is shown each painting with the feedback, as in training.
 """
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ from paintapp.env.prompts import build_messages, make_subject
 from paintapp.env.reward import Recipe
 from painting.pipeline import Batch, Executor, Painted, PaintJob, paint_batch, render_seed
 from training.config import RunArguments
+from training.feedback_images import PaintingEncoder, painting_encoder, stacked
 from training.model_loading import text_tokenizer
 from training.models import Run
-from training.turns import turn_feedback
+from training.turns import painting_png, turn_feedback
 
 
 def eval_references(run: Run, count: int) -> list[int]:
@@ -50,31 +52,65 @@ def sample_replies(model, processing_class, subjects: list[str], *, n: int, args
     return replies
 
 
-def sample_chats(model, processing_class, chats: list[list[dict]], *, args: RunArguments) -> list[str]:
+def sample_chats(model, processing_class, chats: list[list[dict]], *, args: RunArguments,
+                 paintings: PaintingEncoder | None = None) -> list[str]:
     """One reply to each chat, sampled as the trainer samples (the run's temperature, top-p,
     top-k and completion length, no thinking). `processing_class` is a tokenizer or a VL
-    model's processor (the chats are text: its tokenizer does the work). All chats are
-    generated together, left-padded, at most G sequences a batch: the trainer generates G at
-    once on the same device, so a batch of G fits where training did."""
+    model's processor (its tokenizer does the text). All chats are generated together,
+    left-padded, at most G sequences a batch: the trainer generates G at once on the same
+    device, so a batch of G fits where training did.
+
+    A chat whose messages hold image parts (a revision turn's painting shown to a
+    vision-language model: `revision_messages(painting_png=)`) needs `paintings`, the base
+    model's encoder: the model then reads each painting as the trainer shows it at turn k > 1
+    (training/turns.py): the placeholder widened to the painting's tokens, its pixel values and
+    patch grid, and the token types Qwen's multimodal RoPE reads."""
     import torch
 
     tokenizer = text_tokenizer(processing_class)
-    prompts = [tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False, enable_thinking=False)
-               for chat in chats]
+    rows = [_chat_prompt(tokenizer, chat, paintings) for chat in chats]
     replies: list[str] = []
     batch_size = max(1, args.num_generations)
-    for start in range(0, len(prompts), batch_size):
-        batch = prompts[start:start + batch_size]
-        inputs = tokenizer(batch, return_tensors="pt", padding=True, padding_side="left",
-                           add_special_tokens=False).to(model.device)
+    for start in range(0, len(rows), batch_size):
+        batch = rows[start:start + batch_size]
+        width = max(len(ids) for ids, _ in batch)
+        padded = [[tokenizer.pad_token_id] * (width - len(ids)) + ids for ids, _ in batch]
+        inputs: dict = {
+            "input_ids": torch.tensor(padded, device=model.device),
+            "attention_mask": torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids, _ in batch],
+                                           device=model.device),
+        }
+        images = stacked([shown for _, shown in batch], device=model.device)
+        if images is not None:
+            images.pop("num_images")
+            inputs |= images | {"mm_token_type_ids": torch.tensor([paintings.token_types(row) for row in padded],
+                                                                   device=model.device)}
         with torch.no_grad():
             out = model.generate(
                 **inputs, do_sample=True, temperature=args.temperature, top_p=args.top_p, top_k=args.top_k,
                 max_new_tokens=args.max_completion_length,
                 pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
             )
-        replies += [reply_text(tokenizer.decode(row, skip_special_tokens=True)) for row in out[:, inputs["input_ids"].shape[1]:]]
+        replies += [reply_text(tokenizer.decode(row, skip_special_tokens=True)) for row in out[:, width:]]
     return replies
+
+
+def _chat_prompt(tokenizer, chat: list[dict], paintings: PaintingEncoder | None) -> tuple[list[int], list]:
+    """A chat's prompt tokens (the generation prompt added) and the paintings its image parts
+    show, in order."""
+    images = [part["image"] for message in chat if isinstance(message.get("content"), list)
+              for part in message["content"] if isinstance(part, dict) and part.get("type") == "image"]
+    if images and paintings is None:
+        raise ValueError("a chat that shows a painting needs a vision-language base model's painting encoder")
+    if images:
+        from trl.data_utils import prepare_multimodal_messages  # TRL loads torch: the train worker only
+
+        chat = prepare_multimodal_messages(chat)
+    text = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False, enable_thinking=False)
+    shown = [paintings.encode_image(image) for image in images]
+    if shown:
+        text = paintings.expand(text, shown)
+    return tokenizer(text, add_special_tokens=False)["input_ids"], shown
 
 
 # Evaluation renders as step 0 of the run's seeding rule: no training step has that number.
@@ -116,6 +152,7 @@ def _evaluate_turns(run: Run, model, processing_class, replies: dict[str, list[s
     args = RunArguments.from_dict(run.hyperparameters)
     started = time.monotonic()
     references = _references(run)
+    paintings = painting_encoder(run.base_model, processing_class)  # a VL model sees each painting, as in training
     samples = [(subject, i) for subject, sampled in replies.items() for i in range(len(sampled))]
     reply = {sample: replies[sample[0]][sample[1]] for sample in samples}
     chat = {sample: build_messages(make_subject(sample[0])) for sample in samples}
@@ -139,8 +176,11 @@ def _evaluate_turns(run: Run, model, processing_class, replies: dict[str, list[s
         if turn == args.turns or not going:
             break
         for sample in going:
-            chat[sample] = revision_messages(chat[sample], reply[sample], turn_feedback(chains[sample][-1]))
-        sampled = sample_chats(model, processing_class, [chat[sample] for sample in going], args=args)
+            painted = chains[sample][-1]
+            chat[sample] = revision_messages(chat[sample], reply[sample], turn_feedback(painted),
+                                             painting_png=painting_png(painted) if paintings else None)
+        sampled = sample_chats(model, processing_class, [chat[sample] for sample in going], args=args,
+                               paintings=paintings)
         reply.update(zip(going, sampled, strict=True))
     per_subject = {}
     for subject in replies:

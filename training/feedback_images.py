@@ -59,6 +59,10 @@ class PaintingEncoder:
 
         with Image.open(io.BytesIO(png)) as img:
             image = img.convert("RGB")
+        return self.encode_image(image, png=png)
+
+    def encode_image(self, image, *, png: bytes = b"") -> EncodedPainting:
+        """A painting already opened (a chat's image part holds a PIL image, RGB)."""
         out = self.image_processor(images=[image], return_tensors="pt")
         grid = out["image_grid_thw"]
         return EncodedPainting(png=png, image=image, pixel_values=out["pixel_values"], image_grid_thw=grid,

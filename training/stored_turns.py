@@ -24,13 +24,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.core.files.storage import default_storage
+
 from paintapp.env.feedback import Turn, feedback_text, revision_messages, turn_from_records
 from paintapp.env.painting import paint_reply, paint_source
 from paintapp.env.prompts import build_messages, make_subject
 from paintapp.env.sandbox import RUNTIME_CODES
 from training.models import Revision, Rollout, RolloutTurn
 
-__all__ = ["fenced", "revision_chat", "row_reply", "row_turn", "stored_turn"]
+__all__ = ["fenced", "revision_chat", "row_painting", "row_reply", "row_turn", "stored_turn"]
 
 
 def stored_turn(
@@ -56,8 +58,7 @@ def row_turn(row: Rollout | RolloutTurn | Revision) -> Turn:
     """The Turn of a stored sketch. A multi-turn Rollout's reward is its chain's combined
     reward, so its last RolloutTurn (the same sketch, with that painting's own reward) is
     used instead. A revision not scored (yet, or ever) has no reward to speak of."""
-    if isinstance(row, Rollout) and row.turns > 1:
-        row = row.chain.order_by("-turn").first() or row
+    row = _last_turn(row)
     if isinstance(row, Revision):
         scored = row.status == Revision.Status.DONE
         return stored_turn(
@@ -71,6 +72,22 @@ def row_turn(row: Rollout | RolloutTurn | Revision) -> Turn:
     )
 
 
+def _last_turn(row: Rollout | RolloutTurn | Revision) -> Rollout | RolloutTurn | Revision:
+    if isinstance(row, Rollout) and row.turns > 1:
+        return row.chain.order_by("-turn").first() or row
+    return row
+
+
+def row_painting(row: Rollout | RolloutTurn | Revision) -> bytes | None:
+    """The PNG of the painting the feedback on `row` speaks of (a multi-turn rollout's: its
+    last turn's), None where it painted nothing."""
+    name = _last_turn(row).png
+    if not name:
+        return None
+    with default_storage.open(name, "rb") as fh:
+        return fh.read()
+
+
 def fenced(code: str) -> str:
     """A sketch as a reply that is nothing but its code block."""
     return f"```js\n{code.rstrip()}\n```"
@@ -81,7 +98,11 @@ def row_reply(row: Rollout | RolloutTurn | Revision) -> str:
     return row.reply or fenced(row.code)
 
 
-def revision_chat(subject: str, row: Rollout | RolloutTurn | Revision) -> list[dict[str, Any]]:
+def revision_chat(subject: str, row: Rollout | RolloutTurn | Revision, *, show_painting: bool = False
+                  ) -> list[dict[str, Any]]:
     """The chat the trainer gives at turn 2, with `row` as turn 1: the subject's prompt, the
-    row's reply, and the feedback on how it came out (text only: see feedback.py for images)."""
-    return revision_messages(build_messages(make_subject(subject)), row_reply(row), feedback_text(row_turn(row)))
+    row's reply, and the feedback on how it came out; with `show_painting` (a vision-language
+    base model) the feedback message begins with the row's painting, where it painted one."""
+    painting = row_painting(row) if show_painting else None
+    return revision_messages(build_messages(make_subject(subject)), row_reply(row), feedback_text(row_turn(row)),
+                             painting_png=painting)

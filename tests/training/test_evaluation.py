@@ -54,11 +54,13 @@ def test_it_samples_through_a_processors_tokenizer_in_batches_of_at_most_g_left_
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("sees_images", [False, True], ids=["text model", "vision-language model"])
 def test_a_run_with_revision_turns_is_evaluated_on_its_final_sketches_after_the_trainers_feedback(
-    curator, renderer, settings, tmp_path, monkeypatch
+    curator, renderer, settings, tmp_path, monkeypatch, sees_images
 ):
     """The sampler is scripted (the quick model never writes a passing sketch): the first
-    sketches are a refused one and a good one, every revision a good one."""
+    sketches are a refused one and a good one, every revision a good one. A vision-language
+    base model (its encoder stood in for) is also shown the good sketch's painting."""
     from paintapp.env.feedback import revision_messages
     from paintapp.env.reward import PRESETS
     from painting.pipeline import InProcess
@@ -73,21 +75,31 @@ def test_a_run_with_revision_turns_is_evaluated_on_its_final_sketches_after_the_
     run.refresh_from_db()
     refused, good = f"```js\n{BARE_RECT}```", f"```js\n{GOOD}```"
     asked: list[list[list[dict]]] = []
+    given = []  # the painting encoder each call was given
 
-    def scripted(model, processing_class, chats, *, args):
+    def scripted(model, processing_class, chats, *, args, paintings=None):
         asked.append(chats)
+        given.append(paintings)
         return [refused, good] if len(asked) == 1 else [good] * len(chats)
 
+    encoder = object() if sees_images else None
+    monkeypatch.setattr(evaluation, "painting_encoder", lambda base_model, processing_class: encoder)
     monkeypatch.setattr(evaluation, "sample_chats", scripted)
     result = evaluation.evaluate_run(run, None, None, executor=InProcess(renderer))
 
     first_chats, second_chats = asked
+    assert given == [None, encoder]  # turn 1's prompts hold no painting
     assert [len(c) for c in first_chats] == [2, 2]  # system + subject
     assert [c[:2] for c in second_chats] == first_chats
     assert [c[2]["content"] for c in second_chats] == [refused, good]
-    assert second_chats[0] == revision_messages(first_chats[0], refused, second_chats[0][3]["content"])
-    assert second_chats[0][3]["content"].startswith("The static check refused the sketch")
-    assert second_chats[1][3]["content"].startswith("The static check passed.")
+    refused_feedback, good_feedback = (c[3]["content"] for c in second_chats)
+    assert second_chats[0] == revision_messages(first_chats[0], refused, refused_feedback)
+    assert refused_feedback.startswith("The static check refused the sketch")  # nothing painted: no image
+    if sees_images:  # the painting first, then the same text
+        image, text = good_feedback
+        assert image["type"] == "image" and image["image"].size == (128, 128) and text["type"] == "text"
+        good_feedback = text["text"]
+    assert good_feedback.startswith("The static check passed.")
     subject = result["per_subject"]["a peach hibiscus"]
     (first_refused, final_refused), (first_good, final_good) = subject["turn_rewards"]
     assert first_refused == 0.0 and min(final_refused, first_good, final_good) > 0
@@ -119,7 +131,7 @@ def test_a_sample_that_answers_keep_keeps_its_painting_and_only_the_sketches_sti
     scripts = [[refused, good], [good, "KEEP"], ["**KEEP**"]]
     asked, painted = [], []
 
-    def scripted(model, processing_class, chats, *, args):
+    def scripted(model, processing_class, chats, *, args, paintings=None):
         asked.append(len(chats))
         return scripts[len(asked) - 1]
 

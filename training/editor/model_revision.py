@@ -14,6 +14,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from training.checkpoints import last_checkpoint
 from training.config import RunArguments
 from training.editor.services import revision_not_written, revision_written
+from training.feedback_images import painting_encoder
 from training.models import Revision, Run
 from training.stored_turns import revision_chat
 from training.trainer import ADAPTER_DIR
@@ -57,9 +58,10 @@ def revision_write(*, revision_id: int) -> Revision:
         args = RunArguments.from_dict(run.hyperparameters)
         if not torch.cuda.is_available():
             torch.set_num_threads(max(1, args.torch_threads))
-        chat = revision_chat(rollout.subject, revision.parent or rollout)
         model, processing_class = load_adapted_model(run.base_model, adapter)
-        reply = sample_chats(model, processing_class, [chat], args=args)[0]
+        paintings = painting_encoder(run.base_model, processing_class)  # a VL model sees the painting, as in training
+        chat = revision_chat(rollout.subject, revision.parent or rollout, show_painting=paintings is not None)
+        reply = sample_chats(model, processing_class, [chat], args=args, paintings=paintings)[0]
     except SoftTimeLimitExceeded:
         raise  # the poll says it ran past its time limit
     except Exception as exc:  # noqa: BLE001 - any failure to load or generate is the revision's reason

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import torch
 from django.urls import reverse
 
 from paintapp.env.feedback import feedback_text, revision_messages, turn_from_records
@@ -24,11 +25,16 @@ from tests.training.factories import (
     trained_adapter,
     write_checkpoint,
 )
+from training import model_loading
 from training.checkpoints import seal
+from training.config import RunArguments
 from training.editor import presenters, services
 from training.editor.model_revision import latest_adapter, revision_write
+from training.evaluation import sample_chats
+from training.feedback_images import painting_encoder
+from training.model_loading import load_processing_class
 from training.models import Revision, Rollout, Run
-from training.stored_turns import fenced, revision_chat, row_turn
+from training.stored_turns import fenced, revision_chat, row_painting, row_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -206,6 +212,51 @@ def test_the_runs_adapter_writes_the_reply_in_process_and_its_sketch_goes_on_lik
     again = services.revision_ask_model(rollout=rollout, requested_by=curator, wait_s=60)
     services.revision_cancel(revision=again, cancelled_by=curator)
     assert revision_write(revision_id=again.id).status == Revision.Status.CANCELLED
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("one_torch_thread")
+def test_a_vision_language_model_is_shown_the_rollouts_painting_as_the_trainer_shows_it(
+    rollout, curator, tiny_vl_model, monkeypatch
+):
+    run = rollout.run
+    run.base_model = tiny_vl_model
+    run.save(update_fields=["base_model"])
+    generated = []
+    load = model_loading.load_adapted_model
+
+    def load_and_watch(base_model, adapter):
+        model, processing_class = load(base_model, adapter)
+        generate = model.generate
+        model.generate = lambda **kwargs: generated.append(kwargs) or generate(**kwargs)
+        return model, processing_class
+
+    monkeypatch.setattr(model_loading, "load_adapted_model", load_and_watch)
+    revision = services.revision_ask_model(rollout=rollout, requested_by=curator, wait_s=60)
+
+    written = revision_write(revision_id=revision.id)
+
+    assert written.status != Revision.Status.FAILED, written.error
+    (inputs,) = generated
+    encoder = painting_encoder(tiny_vl_model, model_loading.load_processing_class(tiny_vl_model))
+    shown = encoder.encode(row_painting(rollout))
+    # The rollout's own painting, as pixels and as as many image tokens as the processor gives it.
+    assert torch.equal(inputs["pixel_values"], shown.pixel_values)
+    assert torch.equal(inputs["image_grid_thw"], shown.image_grid_thw)
+    ids = inputs["input_ids"][0].tolist()
+    assert ids.count(encoder.image_token_id) == shown.tokens > 0
+    assert inputs["mm_token_type_ids"][0].tolist() == encoder.token_types(ids)
+    # ...in front of the feedback text the trainer gives.
+    text = model_loading.text_tokenizer(model_loading.load_processing_class(tiny_vl_model)).decode(ids)
+    first_line = feedback_text(row_turn(rollout)).splitlines()[0]
+    assert text.index("<|image_pad|>") < text.index(first_line)
+
+
+def test_a_chat_that_shows_a_painting_to_a_text_model_is_refused(rollout, tiny_model):
+    chat = revision_chat(rollout.subject, rollout, show_painting=True)
+    assert isinstance(chat[-1]["content"], list)  # the painting, then the text
+    with pytest.raises(ValueError, match="needs a vision-language base model"):
+        sample_chats(None, load_processing_class(tiny_model), [chat], args=RunArguments())
 
 
 def test_a_model_that_does_not_load_fails_the_revision_with_the_reason(rollout, curator, tmp_path):
