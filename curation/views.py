@@ -397,7 +397,9 @@ def _graders_context(pool: Pool) -> dict:
     current grades), linked to the agreement page."""
     graders = selectors.pool_graders(pool)
     names = [grader.username for grader in graders]
-    context = {"pool_graders": graders, "left_out_reasons": LEFT_OUT}
+    left_out = pool.consensus.get("left_out", {})  # jsonb keeps no key order: shown in LEFT_OUT's
+    context = {"pool_graders": graders,
+               "consensus_left_out": [(text, left_out.get(reason, 0)) for reason, text in LEFT_OUT.items()]}
     if len(names) > 1:
         scope = selectors.agreement_input(pool=pool, curators=names)
         context |= {
