@@ -86,3 +86,18 @@ def test_the_pool_page_shows_the_judge_against_each_curator_who_graded_the_eval_
     assert "<td>0.000</td><td>0.00 – 0.56</td>" in rows["jonas"]
     assert 'title="no audited pair this curator graded with two different tiers">–</span>' in rows["ines"]
     assert "the pool's tiers" in rows["pool"] and "<td>1.000</td>" in rows["pool"]
+
+
+def test_audit_judge_prints_the_judge_against_each_curator(curator, django_user_model, capsys):
+    from django.core.management import call_command
+
+    pool = make_pool(curator, name="roses", love=2, okay=2, reject=2, tiers=("love", "okay", "reject"), eval_share=0.5)
+    held_out = {m.tier: m.reference for m in pool.members.filter(split="eval").select_related("reference")}
+    grade_as(django_user_model, "jonas", {held_out["love"]: "okay", held_out["okay"]: "okay"})  # a tie: no pair
+    call_command("audit_judge", pool="roses", recipe="studio-judge-led", pairs=3)
+    out = capsys.readouterr().out
+    people = {row["curator"]: row for row in pool.judge_audits.get().results["people"]}
+    assert set(people) == {"ada", "jonas"} and people["ada"]["pairs"] == 3 and people["jonas"]["pairs"] == 0
+    ada = people["ada"]
+    assert f"agrees with ada{' ' * 15} {ada['accuracy']:.3f} ({ada['low']:.2f}-{ada['high']:.2f}) on 3 pairs few" in out
+    assert f"agrees with jonas{' ' * 13} - on 0 pairs\n" in out
