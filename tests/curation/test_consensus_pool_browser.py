@@ -49,3 +49,10 @@ def test_the_consensus_pools_page_shows_its_curators_their_agreement_and_the_aud
     page.evaluate("document.querySelectorAll('img[loading=lazy]').forEach(img => img.loading = 'eager')")
     page.wait_for_function("[...document.images].every(img => img.complete)")
     screenshot(page, "pool-consensus")
+
+    page.goto(f"{live_server.url}{reverse('curation:builder')}?name=roses-consensus&mode=consensus&rule=majority"
+              "&curators=ada&curators=jonas&curators=ines&tiers=love&tiers=okay")
+    counts = page.locator("#consensus-counts").inner_text()
+    assert "In the pool\t23" in counts and "Left out: a tie between tiers\t2" in counts
+    assert "Left out: consensus tier not taken\t11" in counts
+    screenshot(page, "pool-builder-consensus")
