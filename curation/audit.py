@@ -2,7 +2,10 @@
 
 Reports self-agreement (same pair, same order, judged twice: same verdict), order bias
 (share of pairs whose verdict follows the position rather than the painting) and accuracy
-against the curator's held-out grades (eval split, pairs of different tiers).
+against the pool's held-out tiers (eval split, pairs of different tiers) — for a consensus
+pool those are the consensus's — and against each curator who graded those references:
+on the audited pairs that curator graded differently, the share the judge orders their way
+(people_agreement), with a Wilson interval and a flag when it rests on few pairs.
 
 `manage.py audit_judge` runs one in place (judge_audit_run); the pool page asks a score
 worker for one (judge_audit_request, then the task calls judge_audit_execute), and the page
@@ -11,6 +14,7 @@ polls the row for its progress.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import time
 from collections.abc import Callable
@@ -20,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from curation.models import AuditStatus, JudgeAudit, Pool, Tier
+from curation.selectors import FEW_PAIRS, agreement_input
 from curation.services import CurationError
 from paintapp.celery import app as celery_app
 from painting.judging import judge_for
@@ -45,6 +50,45 @@ def _verdict(value) -> float | None:
     if isinstance(value, tuple):
         value = value[0]
     return None if value is None else float(value)
+
+
+def wilson_interval(agree: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """The 95% Wilson score interval of agree/n (sound near 0 and 1 and on few pairs); None for n=0."""
+    if n == 0:
+        return None
+    share = agree / n
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _share(agree: int, n: int, **extra) -> dict:
+    interval = wilson_interval(agree, n)
+    return {
+        **extra, "pairs": n, "agree": agree, "accuracy": agree / n if n else None,
+        "low": interval[0] if interval else None, "high": interval[1] if interval else None,
+        "few": n < FEW_PAIRS, "reason": "" if n else "no audited pair this curator graded with two different tiers",
+    }
+
+
+def people_agreement(rows: list[dict], grades: dict[str, dict[int, str]]) -> list[dict]:
+    """Per curator, on the judged audit rows whose two references they graded with different
+    tiers: how often the judge prefers the one they rank higher (a mean verdict of exactly
+    0.5 prefers neither, so it counts against). Curators with no such pair are kept, n=0."""
+    out = []
+    for name, tiers in sorted(grades.items()):
+        agree = n = 0
+        for row in rows:
+            if None in (row["first"], row["swapped"]):
+                continue
+            a, b = tiers.get(row["better"]), tiers.get(row["worse"])
+            if a is None or b is None or a == b:
+                continue
+            prefers_better = (row["first"] + row["swapped"]) / 2
+            n += 1
+            agree += prefers_better > 0.5 if TIER_RANK[a] > TIER_RANK[b] else prefers_better < 0.5
+        out.append(_share(agree, n, curator=name))
+    return out
 
 
 def audit_pairs(pool: Pool, *, pairs: int, seed: int = 0) -> list[tuple]:
@@ -80,6 +124,8 @@ def audit_results(
         })
         if progress:
             progress(n, len(chosen))
+    eval_refs = {ref for row in rows for ref in (row["better"], row["worse"])}
+    live = agreement_input(pool=pool).grades  # their current grades, which may differ from the frozen tiers
     return {
         "pairs": len(chosen),
         "judged": judged,
@@ -87,6 +133,10 @@ def audit_results(
         "self_agreement": agree / judged if judged else None,
         "order_bias": flips / judged if judged else None,
         "accuracy": correct / judged if judged else None,
+        "pool_tiers": _share(correct, judged, consensus=pool.is_consensus),
+        "people": people_agreement(
+            rows, {name: tiers for name, tiers in live.items() if eval_refs & tiers.keys()},
+        ),
         "rows": rows,
     }
 

@@ -112,14 +112,26 @@ class GradeEvent(models.Model):
 
 
 class Pool(models.Model):
-    """A named, versioned, frozen snapshot of graded references."""
+    """A named, versioned, frozen snapshot of graded references.
+
+    `graders` are the curators whose grades it holds: one for a single-curator pool (then
+    also `curator`), several for a consensus pool, whose `consensus` records how it was
+    made (curation.consensus.Consensus.summary: rule, thresholds, counts left out and why).
+    """
 
     name = models.SlugField(max_length=80)
     version = models.PositiveIntegerField()
     description = models.TextField(blank=True)
     curator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="pools_graded",
-        help_text="whose grades the pool holds",
+        help_text="the single curator whose grades it holds; for a consensus pool, who froze it",
+    )
+    graders = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="pools_graded_in", blank=True,
+        help_text="every curator whose grades the pool holds",
+    )
+    consensus = models.JSONField(
+        default=dict, blank=True, help_text="empty for a single curator's pool; else how the consensus was made",
     )
     tiers = models.JSONField(default=list, help_text="tiers included, e.g. ['love', 'okay']")
     filters = models.JSONField(default=dict, blank=True, help_text="the reference filter used to choose members")
@@ -141,6 +153,10 @@ class Pool(models.Model):
     def label(self) -> str:
         return f"{self.name}:v{self.version}"
 
+    @property
+    def is_consensus(self) -> bool:
+        return bool(self.consensus)
+
 
 class Split(models.TextChoices):
     TRAIN = "train", "Train"
@@ -154,6 +170,8 @@ class PoolMember(models.Model):
     reference = models.ForeignKey(Reference, on_delete=models.PROTECT, related_name="pool_memberships")
     tier = models.CharField(max_length=10, choices=Tier.choices)
     split = models.CharField(max_length=5, choices=Split.choices)
+    graders = models.PositiveSmallIntegerField(default=1, help_text="curators who graded it at freeze time")
+    agreed = models.PositiveSmallIntegerField(default=1, help_text="of them, how many gave `tier`")
 
     class Meta:
         ordering = ["id"]

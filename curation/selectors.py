@@ -57,7 +57,19 @@ def with_tier(queryset: QuerySet, curator: AbstractBaseUser) -> QuerySet:
 
 
 def reference_list(*, curator: AbstractBaseUser, flt: ReferenceFilter) -> QuerySet:
-    qs = with_tier(Reference.objects.all(), curator)
+    qs = with_tier(references_filtered(flt.without_tier()), curator)
+    if flt.tier == "ungraded":
+        qs = qs.filter(tier__isnull=True)
+    elif flt.tier == "graded":
+        qs = qs.filter(tier__isnull=False)
+    elif flt.tier in Tier.values:
+        qs = qs.filter(tier=flt.tier)
+    return qs.order_by("id")
+
+
+def references_filtered(flt: ReferenceFilter) -> QuerySet:
+    """References under the filter's subject, provenance and source criteria (not its tier)."""
+    qs = Reference.objects.all()
     if flt.subject:
         qs = qs.filter(subject=flt.subject)
     if flt.provenance:
@@ -66,13 +78,48 @@ def reference_list(*, curator: AbstractBaseUser, flt: ReferenceFilter) -> QueryS
         qs = qs.exclude(source="")
     elif flt.has_source is False:
         qs = qs.filter(source="")
-    if flt.tier == "ungraded":
-        qs = qs.filter(tier__isnull=True)
-    elif flt.tier == "graded":
-        qs = qs.filter(tier__isnull=False)
-    elif flt.tier in Tier.values:
-        qs = qs.filter(tier=flt.tier)
     return qs.order_by("id")
+
+
+@dataclass(frozen=True)
+class ConsensusScope:
+    """The current grades of the chosen curators on the references a filter selects."""
+
+    grades: dict[str, dict[int, str]]  # {username: {reference id: tier}}, every chosen curator listed
+    references: list[int]
+    curators: list[AbstractBaseUser]
+
+
+def consensus_scope(*, usernames: list[str], flt: ReferenceFilter) -> ConsensusScope:
+    """Raises UnknownCurator for a name nobody has."""
+    User = get_user_model()
+    names = list(dict.fromkeys(usernames))
+    users = {user.get_username(): user for user in User.objects.filter(**{f"{User.USERNAME_FIELD}__in": names})}
+    unknown = [name for name in names if name not in users]
+    if unknown:
+        raise UnknownCurator(f"no curator named {', '.join(repr(name) for name in unknown)}")
+    references = references_filtered(flt.without_tier())
+    grades: dict[str, dict[int, str]] = {name: {} for name in names}
+    rows = Grade.objects.filter(reference__in=references, curator__in=users.values())
+    for name, ref, tier in rows.values_list(f"curator__{User.USERNAME_FIELD}", "reference_id", "tier"):
+        grades[name][ref] = tier
+    return ConsensusScope(
+        grades=grades, references=list(references.values_list("id", flat=True)), curators=[users[n] for n in names],
+    )
+
+
+@dataclass(frozen=True)
+class PoolGrader:
+    username: str
+    members_graded: int  # members of the pool this curator had graded when it was frozen
+
+
+def pool_graders(pool: Pool) -> list[PoolGrader]:
+    """Who graded the pool; a single curator's pool: its curator, who graded every member."""
+    if not pool.is_consensus:
+        return [PoolGrader(username=pool.curator.get_username(), members_graded=pool.members.count())]
+    counts = pool.consensus.get("members_graded", {})
+    return [PoolGrader(username=name, members_graded=counts.get(name, 0)) for name in pool.consensus["curators"]]
 
 
 def tier_counts(*, curator: AbstractBaseUser, flt: ReferenceFilter | None = None) -> dict[str, int]:

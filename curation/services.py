@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from curation.consensus import Consensus, ConsensusError, ConsensusSettings, consensus
 from curation.models import (
     Grade,
     GradeBatch,
@@ -23,7 +24,13 @@ from curation.models import (
     Split,
     Tier,
 )
-from curation.selectors import ReferenceFilter, reference_list
+from curation.selectors import (
+    ConsensusScope,
+    ReferenceFilter,
+    UnknownCurator,
+    consensus_scope,
+    reference_list,
+)
 from paintapp.storage import sha256_hex, store_content_addressed
 
 logger = logging.getLogger(__name__)
@@ -188,6 +195,100 @@ def pool_freeze(
     return pool
 
 
+def consensus_of(*, scope: ConsensusScope, settings: ConsensusSettings, tiers: Iterable[str]) -> Consensus:
+    """The consensus a freeze would make (the builder's preview shows it before freezing)."""
+    if len(scope.curators) < 2:
+        raise CurationError("a consensus needs at least two curators")
+    try:
+        return consensus(scope.grades, scope.references, settings=settings, tiers=tiers)
+    except ConsensusError as exc:
+        raise CurationError(str(exc)) from exc
+
+
+def pool_freeze_consensus(
+    *,
+    name: str,
+    curators: Sequence[str],
+    created_by: AbstractBaseUser,
+    settings: ConsensusSettings | None = None,
+    tiers: Iterable[str] = (Tier.LOVE, Tier.OKAY),
+    flt: ReferenceFilter | None = None,
+    eval_share: float = 0.2,
+    seed: int = 0,
+    description: str = "",
+) -> Pool:
+    """Freeze the consensus of several curators' current grades as the next version of `name`.
+
+    `created_by` is also the pool's `curator`; the curators are its `graders`, and its
+    `consensus` records the rule, thresholds and how many references were left out and why.
+    """
+    slug, tiers = _pool_settings_checked(name=name, tiers=tiers, eval_share=eval_share)
+    flt = (flt or ReferenceFilter()).without_tier()
+    scope = _scope(curators, flt)
+    result = consensus_of(scope=scope, settings=settings or ConsensusSettings(), tiers=tiers)
+    chosen = result.members
+    if not chosen:
+        raise CurationError(f"no reference has a consensus under these settings ({_left_out_text(result)})")
+    by_id = {reference.id: reference for reference in Reference.objects.filter(id__in=chosen)}
+    split = _stratified_split([(by_id[ref], o.tier) for ref, o in chosen.items()], eval_share, seed)
+    summary = result.summary() | {
+        "members_graded": {name: len(chosen.keys() & grades.keys()) for name, grades in scope.grades.items()},
+    }
+    pool, _ = _pool_version_create(
+        slug=slug, curator=created_by, tiers=tiers, filters=flt.to_dict(), eval_share=eval_share, split_seed=seed,
+        description=description, created_by=created_by, graders=scope.curators, consensus_summary=summary,
+        members={ref: (o.tier, split[ref]) for ref, o in chosen.items()},
+        member_counts={ref: (o.graders, o.agreed) for ref, o in chosen.items()},
+    )
+    return pool
+
+
+def per_curator_name(name: str, username: str) -> str:
+    return slugify(f"{name}-{username}")[:80]
+
+
+def pool_freeze_per_curator(
+    *,
+    name: str,
+    curators: Sequence[str],
+    created_by: AbstractBaseUser | None = None,
+    tiers: Iterable[str] = (Tier.LOVE, Tier.OKAY),
+    flt: ReferenceFilter | None = None,
+    eval_share: float = 0.2,
+    seed: int = 0,
+    description: str = "",
+) -> list[Pool]:
+    """One pool per curator, NAME-<username>, same filter, tiers, share and seed, in one
+    transaction: when any of them cannot be made, none is."""
+    if not curators:
+        raise CurationError("choose the curators to make one pool each for")
+    _pool_settings_checked(name=name, tiers=tiers, eval_share=eval_share)  # a bad name fails before any pool
+    scope = _scope(curators, (flt or ReferenceFilter()).without_tier())
+    with transaction.atomic():
+        pools = []
+        for user in scope.curators:
+            try:
+                pools.append(pool_freeze(
+                    name=per_curator_name(name, user.get_username()), curator=user, tiers=tiers, flt=flt,
+                    eval_share=eval_share, seed=seed, description=description, created_by=created_by,
+                ))
+            except CurationError as exc:
+                raise CurationError(f"{user.get_username()}'s pool: {exc}; no pool was made") from exc
+    return pools
+
+
+def _scope(curators: Sequence[str], flt: ReferenceFilter) -> ConsensusScope:
+    try:
+        return consensus_scope(usernames=list(curators), flt=flt)
+    except UnknownCurator as exc:
+        raise CurationError(str(exc)) from exc
+
+
+def _left_out_text(result: Consensus) -> str:
+    parts = [f"{n} {reason.replace('_', ' ')}" for reason, n in result.left_out.items() if n]
+    return ", ".join(parts) or f"{result.ungraded} ungraded"
+
+
 def pool_restore(
     *,
     name: str,
@@ -249,13 +350,18 @@ def _pool_version_create(
     created_by: AbstractBaseUser | None,
     members: dict[int, tuple[str, str]],
     reuse_same_members: bool = False,
+    graders: Sequence[AbstractBaseUser] = (),
+    consensus_summary: dict | None = None,
+    member_counts: dict[int, tuple[int, int]] | None = None,
 ) -> tuple[Pool, bool]:
     """The next version of `slug` with these {reference id: (tier, split)} members; its
     taste model is trained on a score worker once the transaction commits.
 
     With `reuse_same_members`, a latest version of the same curator holding exactly these
-    members is returned instead (created False).
+    members is returned instead (created False). `graders` default to [curator];
+    `member_counts` are {reference id: (graders, agreed)} (default 1, 1).
     """
+    member_counts = member_counts or {}
     with transaction.atomic():
         latest = Pool.objects.select_for_update().filter(name=slug).order_by("-version").first()
         if reuse_same_members and latest is not None and latest.curator_id == curator.pk:
@@ -265,10 +371,13 @@ def _pool_version_create(
         pool = Pool.objects.create(
             name=slug, version=(latest.version + 1) if latest else 1, description=description,
             curator=curator, tiers=tiers, filters=filters, eval_share=eval_share, split_seed=split_seed,
-            created_by=created_by or curator,
+            created_by=created_by or curator, consensus=consensus_summary or {},
         )
+        pool.graders.set(graders or [curator])
         PoolMember.objects.bulk_create(
-            PoolMember(pool=pool, reference_id=ref, tier=tier, split=split) for ref, (tier, split) in members.items()
+            PoolMember(pool=pool, reference_id=ref, tier=tier, split=split,
+                       graders=member_counts.get(ref, (1, 1))[0], agreed=member_counts.get(ref, (1, 1))[1])
+            for ref, (tier, split) in members.items()
         )
         transaction.on_commit(lambda: _train_taste_model_later(pool.id))
     return pool, True

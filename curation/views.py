@@ -16,6 +16,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from curation import audit, importing, selectors, services
 from curation.agreement import agreement as agreement_report
+from curation.consensus import (
+    DEFAULT_LOVE_AT,
+    DEFAULT_MIN_GRADERS,
+    DEFAULT_OKAY_AT,
+    LEFT_OUT,
+    RULES,
+    ConsensusSettings,
+)
 from curation.forms import FilterError, ReferenceFilterForm
 from curation.models import GradeBatch, Pool, PoolExport, Provenance, Reference, Tier
 from curation.selectors import ReferenceFilter
@@ -252,58 +260,103 @@ def image(request, sha256: str):
     return response
 
 
+BUILD_MODES = ("single", "consensus", "per-curator")
+
+
+def _consensus_settings(params) -> ConsensusSettings:
+    """The builder's consensus fields; a field that is not a number is a CurationError."""
+    try:
+        return ConsensusSettings(
+            rule=params.get("rule", "majority"), min_graders=int(params.get("min_graders", DEFAULT_MIN_GRADERS)),
+            love_at=float(params.get("love_at", DEFAULT_LOVE_AT)), okay_at=float(params.get("okay_at", DEFAULT_OKAY_AT)),
+        )
+    except ValueError as exc:
+        raise services.CurationError("minimum graders must be a whole number and the thresholds numbers") from exc
+
+
 @require_http_methods(["GET", "POST"])
 @_bad_filter_is_400
 def pool_builder(request):
+    """One curator's grades, the consensus of several, or one pool per curator: the preview
+    shows what a freeze would make (and, for a consensus, what it leaves out and why)."""
     params = request.POST if request.method == "POST" else request.GET
     flt = ReferenceFilterForm(params).reference_filter()
     grader = _grader(request, params)
     tiers = params.getlist("tiers") or [Tier.LOVE, Tier.OKAY]
+    mode = params.get("mode") if params.get("mode") in BUILD_MODES else "single"
     form = {
         "name": params.get("name", ""),
         "description": params.get("description", ""),
         "eval_share": params.get("eval_share", "0.2"),
         "seed": params.get("seed", "0"),
         "tiers": tiers,
+        "mode": mode,
+        "curators": params.getlist("curators"),
+        "rule": params.get("rule", "majority"),
+        "min_graders": params.get("min_graders", str(DEFAULT_MIN_GRADERS)),
+        "love_at": params.get("love_at", str(DEFAULT_LOVE_AT)),
+        "okay_at": params.get("okay_at", str(DEFAULT_OKAY_AT)),
     }
     error = ""
     if request.method == "POST":
         try:
-            pool = services.pool_freeze(
-                name=form["name"],
-                curator=grader,
-                tiers=tiers,
-                flt=flt,
-                eval_share=float(form["eval_share"]),
-                seed=int(form["seed"]),
-                description=form["description"],
-                created_by=request.user,
-            )
+            made = _freeze(request, mode=mode, form=form, flt=flt, grader=grader, params=params)
         except (services.CurationError, ValueError) as exc:
             error = str(exc) if isinstance(exc, services.CurationError) else "Eval share must be a number and seed an integer."
         else:
-            messages.success(request, f"Froze {pool.label} with {pool.members.count()} references.")
-            return redirect(pool_detail_url(pool))
-    preview_rows = list(
-        selectors.reference_list(curator=grader, flt=flt.without_tier())
-        .filter(tier__in=tiers)
-        .values_list("tier", "subject")
-    )
-    balance = selectors.balance_of([(tier, "", subject) for tier, subject in preview_rows])
+            if len(made) == 1:
+                messages.success(request, f"Froze {made[0].label} with {made[0].members.count()} references.")
+                return redirect(pool_detail_url(made[0]))
+            messages.success(request, "Froze " + ", ".join(
+                f"{pool.label} ({pool.members.count()})" for pool in made) + ": one pool per curator.")
+            return redirect("curation:pools")
     context = {
-        "flt": flt,
-        "form": form,
-        "error": error,
-        "balance": balance,
-        "subjects": selectors.subjects(),
-        "provenances": Provenance.choices,
-        "tiers": Tier.choices,
-        "grader": grader,
-        "graders": _graders(),
+        "flt": flt, "form": form, "error": error, "subjects": selectors.subjects(), "provenances": Provenance.choices,
+        "tiers": Tier.choices, "grader": grader, "graders": _graders(), "modes": BUILD_MODES, "rules": RULES,
         "existing": Pool.objects.filter(name__iexact=form["name"]).order_by("-version").first() if form["name"] else None,
+        **_builder_preview(mode=mode, form=form, flt=flt, grader=grader, params=params),
     }
     template = "curation/builder.html#preview" if request.htmx and request.method == "GET" else "curation/builder.html"
     return render(request, template, context, status=400 if error else 200)
+
+
+def _freeze(request, *, mode: str, form: dict, flt: ReferenceFilter, grader, params) -> list[Pool]:
+    common = {
+        "name": form["name"], "tiers": form["tiers"], "flt": flt, "eval_share": float(form["eval_share"]),
+        "seed": int(form["seed"]), "description": form["description"], "created_by": request.user,
+    }
+    if mode == "consensus":
+        return [services.pool_freeze_consensus(curators=form["curators"], settings=_consensus_settings(params), **common)]
+    if mode == "per-curator":
+        return services.pool_freeze_per_curator(curators=form["curators"], **common)
+    return [services.pool_freeze(curator=grader, **common)]
+
+
+def _builder_preview(*, mode: str, form: dict, flt: ReferenceFilter, grader, params) -> dict:
+    """{"balance": of what the freeze would hold, "consensus": how it came out, "per_curator":
+    [(pool name, balance)], "preview_error": why there is nothing to show}."""
+    tiers = form["tiers"]
+    if mode == "single":
+        rows = selectors.reference_list(curator=grader, flt=flt.without_tier()).filter(tier__in=tiers)
+        return {"balance": selectors.balance_of([(t, "", subj) for t, subj in rows.values_list("tier", "subject")])}
+    if len(form["curators"]) < (2 if mode == "consensus" else 1):
+        return {"balance": selectors.balance_of([]), "preview_error": "Choose the curators (two or more for a consensus)."}
+    try:
+        scope = selectors.consensus_scope(usernames=form["curators"], flt=flt)
+        if mode == "per-curator":
+            subjects = dict(Reference.objects.filter(id__in=scope.references).values_list("id", "subject"))
+            per_curator = []
+            for name, grades in scope.grades.items():
+                rows = [(t, "", subjects[ref]) for ref, t in grades.items() if t in tiers]
+                per_curator.append((services.per_curator_name(form["name"] or "pool", name), selectors.balance_of(rows)))
+            return {"balance": selectors.balance_of([]), "per_curator": per_curator}
+        result = services.consensus_of(scope=scope, settings=_consensus_settings(params), tiers=tiers)
+    except (selectors.UnknownCurator, services.CurationError) as exc:
+        return {"balance": selectors.balance_of([]), "preview_error": str(exc)}
+    subjects = dict(Reference.objects.filter(id__in=result.members).values_list("id", "subject"))
+    rows = [(o.tier, "", subjects[ref]) for ref, o in result.members.items()]
+    left_out = [(LEFT_OUT[reason], n, reason) for reason, n in result.left_out.items()]
+    return {"balance": selectors.balance_of(rows), "consensus": result, "left_out": left_out}
 
 
 def pool_detail_url(pool: Pool) -> str:
@@ -334,8 +387,27 @@ def pool_detail(request, name: str, version: int):
             "versions": selectors.pool_versions(pool.name),
             "taste": getattr(pool, "taste_model", None),  # the reverse one-to-one raises an AttributeError subclass
             **_audit_context(pool),
+            **_graders_context(pool),
         },
     )
+
+
+def _graders_context(pool: Pool) -> dict:
+    """Who graded the pool and, when several did, their agreement on its members (their
+    current grades), linked to the agreement page."""
+    graders = selectors.pool_graders(pool)
+    names = [grader.username for grader in graders]
+    left_out = pool.consensus.get("left_out", {})  # jsonb keeps no key order: shown in LEFT_OUT's
+    context = {"pool_graders": graders,
+               "consensus_left_out": [(text, left_out.get(reason, 0)) for reason, text in LEFT_OUT.items()]}
+    if len(names) > 1:
+        scope = selectors.agreement_input(pool=pool, curators=names)
+        context |= {
+            "grader_agreement": agreement_report(scope.grades, scope.subjects, resamples=AGREEMENT_RESAMPLES, seed=0),
+            "agreement_url": f"{reverse('curation:agreement')}?" + urlencode(
+                [("pool", pool.label), *(("curator", name) for name in names)]),
+        }
+    return context
 
 
 def _audit_context(pool: Pool, **extra) -> dict:

@@ -39,5 +39,9 @@ class Command(BaseCommand):
         for key, label in (("self_agreement", "self-agreement"), ("order_bias", "order bias"), ("accuracy", "accuracy vs held-out grades")):
             value = r[key]
             self.stdout.write(f"  {label:<30} {'-' if value is None else f'{value:.3f}'}")
+        for row in r["people"]:  # against each curator who graded the audited references
+            text = "-" if row["accuracy"] is None else f"{row['accuracy']:.3f} ({row['low']:.2f}-{row['high']:.2f})"
+            few = " few" if row["few"] and row["pairs"] else ""
+            self.stdout.write(f"  {'agrees with ' + row['curator']:<30} {text} on {row['pairs']} pairs{few}")
         if r["failed"]:
             self.stdout.write(self.style.WARNING(f"  {r['failed']} pairs failed (judge unavailable)"))
