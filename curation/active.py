@@ -28,7 +28,9 @@ from django.db.models import QuerySet
 from curation.models import Grade, Tier
 
 # Fewer grades than this in a tier leave it out; fewer than two tiers with this many, no order.
-MIN_PER_TIER = 3
+# With 3 a tier, a judge fitted on two of each (the out-of-fold fits below) placed nothing: every
+# painting came out near log2 3 bits, on sheets whose tier is plain from their paint coverage.
+MIN_PER_TIER = 5
 MIN_TIERS = 2
 
 
@@ -37,6 +39,7 @@ class ActiveOrder:
     ids: list[int] | None  # ungraded references, most uncertain first; None: the usual order
     reason: str  # what the order is, or why it could not be made
     seconds: float = 0.0  # features, fit and scoring
+    uncertainty: dict[int, float] | None = None  # bits per ungraded id (never a tier: no guess leaves here)
 
 
 def tier_distribution(utilities: np.ndarray, graded: dict[str, np.ndarray]) -> np.ndarray:
@@ -71,16 +74,38 @@ def _features(sha256: str, image_name: str) -> dict[str, float]:
         return image_features(fh.read())
 
 
+FOLDS = 5
+
+
 @functools.lru_cache(maxsize=32)
 def _fitted(grades: tuple[tuple[str, str, str], ...]):
-    """(model, {tier: graded utilities}) for these (sha256, image, tier) grades."""
+    """judge_fit of these (sha256, image, tier) grades, cached: the same grades, the same fit."""
+    return judge_fit([(_features(sha, name), tier) for sha, name, tier in grades])
+
+
+def judge_fit(items: list[tuple[dict[str, float], str]]):
+    """(model, {tier: graded utilities}) for (features, tier) items.
+
+    The graded paintings' utilities are out of fold (each scored by a judge fitted without
+    its fold): a nearly separable fit puts its own training paintings in tight clusters far
+    apart, which would make every new painting look certain; out of fold, each tier's spread
+    says how well the judge places a painting it has not seen, which is what a new one is.
+    """
     from paintapp.env.judges.taste import fit_taste_model  # imports the feature code: see _features
 
-    items = [(_features(sha, name), tier) for sha, name, tier in grades]
     model = fit_taste_model(items, calibration_folds=0)
+    tiers = [tier for _, tier in items]
+    folds = min(FOLDS, *(tiers.count(tier) for tier in set(tiers)))
+    fold_of = {}
+    for tier in set(tiers):  # each tier dealt round the folds, so every fold's rest keeps every tier
+        for n, i in enumerate(i for i, t in enumerate(tiers) if t == tier):
+            fold_of[i] = n % folds
     utilities: dict[str, list[float]] = {}
-    for features, tier in items:
-        utilities.setdefault(tier, []).append(model.utility(features))
+    for fold in range(folds):
+        rest = fit_taste_model([item for i, item in enumerate(items) if fold_of[i] != fold], calibration_folds=0)
+        for i, (features, tier) in enumerate(items):
+            if fold_of[i] == fold:
+                utilities.setdefault(tier, []).append(rest.utility(features))
     return model, {tier: np.array(values) for tier, values in utilities.items()}
 
 
@@ -108,4 +133,5 @@ def uncertain_first(*, curator: AbstractBaseUser, queryset: QuerySet) -> ActiveO
         f"Ungraded by you, the ones the taste judge (fitted on your {sum(per_tier.values())} grades) is least sure "
         "of first; its guesses stay hidden.",
         time.perf_counter() - started,
+        {ungraded[i][0]: float(uncertainty[i]) for i in order},
     )
