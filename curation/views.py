@@ -262,10 +262,12 @@ def reference_grade(request, reference_id: int):
     if request.htmx:  # the grid's card, now showing the others' grades a blind curator may see
         reference.tier = grade.tier if grade else None
         _with_curator_grades([reference], viewer=request.user, blind=_blind(request))
-        return render(request, "curation/grid.html#card", {
+        response = render(request, "curation/grid.html#card", {
             "reference": reference, "query": request.POST.get("query", ""), "grader": request.user,
             "view": GradeView(show="all"), "tiers": Tier.choices, "next_url": request.POST.get("next", ""),
         })
+        response["HX-Trigger"] = "grades-changed"  # the grid refreshes its counts
+        return response
     next_url = request.POST.get("next") or reverse("curation:focus", args=[reference.id])
     if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
         next_url = reverse("curation:focus", args=[reference.id])
