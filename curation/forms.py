@@ -57,4 +57,6 @@ class GradeViewForm(forms.Form):
             problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in self.errors.items())
             raise FilterError(f"Bad view ({problems})")
         data = self.cleaned_data
-        return GradeView(show=data["show"] or "one", among=tuple(sorted(data["among"])), order=data["order"])
+        show = data["show"] or "one"
+        among = tuple(sorted(data["among"])) if show == "disagree" else ()  # only a disagreement list is narrowed by it
+        return GradeView(show=show, among=among, order=data["order"])

@@ -139,3 +139,9 @@ def test_a_blind_curator_sees_anothers_grades_and_the_disagreements_only_where_t
     zoe.post(reverse("curation:blind"), {"blind": "off"})
     assert ids_of(zoe.get(reverse("curation:grid"), theirs)) == [roses[1].id, roses[2].id]
     assert ids_of(zoe.get(reverse("curation:grid"), {"show": "disagree"})) == [roses[1].id, roses[3].id]
+
+
+def test_the_chosen_curators_narrow_only_the_disagreement_list(mara, roses):
+    every = mara.get(reverse("curation:grid"), {"show": "all", "among": ["jonas", "mara"]})
+    assert every.context["view"].among == () and every.context["disagreement"] == {"disagree": 2, "shared": 4}
+    assert "among=" not in every.context["query"]
