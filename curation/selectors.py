@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
 
 from curation.models import (
     AuditStatus,
@@ -48,6 +48,89 @@ class ReferenceFilter:
 
     def without_tier(self) -> ReferenceFilter:
         return ReferenceFilter(subject=self.subject, provenance=self.provenance, has_source=self.has_source)
+
+
+SHOW_MODES = ("one", "all", "disagree")
+ORDERS = ("", "uncertain")
+
+
+@dataclass(frozen=True)
+class GradeView:
+    """How the grid and the focus view show grades, beside the ReferenceFilter (read from the
+    query string by curation.forms.GradeViewForm, so links carry it without JavaScript).
+
+    show: "one" (one curator's grades), "all" (every curator's grade on each reference), or
+    "disagree" (only references two or more of `among` — everyone when empty — graded
+    differently). order "uncertain": the signed-in curator's ungraded references first, the
+    ones the taste judge is least sure of leading (curation.active).
+    """
+
+    show: str = "one"
+    among: tuple[str, ...] = ()
+    order: str = ""
+
+    def to_params(self) -> dict[str, str | list[str]]:
+        params: dict[str, str | list[str]] = {}
+        if self.show != "one":
+            params["show"] = self.show
+        if self.among and self.show == "disagree":
+            params["among"] = list(self.among)
+        if self.order:
+            params["order"] = self.order
+        return params
+
+    @property
+    def shows_others(self) -> bool:
+        return self.show in ("all", "disagree")
+
+
+def graded_by(queryset: QuerySet, curator: AbstractBaseUser) -> QuerySet:
+    """Only the references the curator has graded (what a blind curator may see others' grades of)."""
+    return queryset.filter(Exists(Grade.objects.filter(reference=OuterRef("pk"), curator=curator)))
+
+
+def disagreed(queryset: QuerySet, *, among: tuple[str, ...] = ()) -> QuerySet:
+    """The references graded by two or more of the curators `among` (usernames; everyone when
+    empty) with differing tiers."""
+    split = (_grades_of(among).values("reference").annotate(n=Count("id"), kinds=Count("tier", distinct=True))
+             .filter(n__gte=2, kinds__gte=2).values("reference"))
+    return queryset.filter(id__in=split)
+
+
+def shared_count(*, references: QuerySet, among: tuple[str, ...] = ()) -> int:
+    """How many of `references` two or more of the curators `among` (everyone when empty) graded."""
+    return references.filter(id__in=_grades_of(among).values("reference").annotate(n=Count("id"))
+                             .filter(n__gte=2).values("reference")).count()
+
+
+def _grades_of(among: tuple[str, ...]) -> QuerySet:
+    grades = Grade.objects.all()
+    if among:
+        grades = grades.filter(**{f"curator__{get_user_model().USERNAME_FIELD}__in": among})
+    return grades
+
+
+@dataclass(frozen=True)
+class CuratorGrade:
+    curator: str
+    tier: str | None  # None: hidden from a blind viewer who has not graded the reference yet
+
+
+def curator_grades(reference_ids: list[int], *, viewer: AbstractBaseUser, blind: bool) -> dict[int, list[CuratorGrade]]:
+    """Every curator's grade on these references, the viewer's first, then by name. Blind: on
+    a reference the viewer has not graded, the others' tiers are None (hidden)."""
+    name_field = get_user_model().USERNAME_FIELD
+    rows = (Grade.objects.filter(reference_id__in=reference_ids)
+            .values_list("reference_id", "curator_id", f"curator__{name_field}", "tier")
+            .order_by("reference_id", f"curator__{name_field}"))
+    mine = {ref for ref, curator_id, _, _ in rows if curator_id == viewer.pk}
+    out: dict[int, list[CuratorGrade]] = {ref: [] for ref in reference_ids}
+    for ref, curator_id, name, tier in rows:
+        if curator_id == viewer.pk:
+            out[ref].insert(0, CuratorGrade(name, tier))
+        else:
+            out[ref].append(CuratorGrade(name, tier if (ref in mine or not blind) else None))
+    return out
 
 
 def with_tier(queryset: QuerySet, curator: AbstractBaseUser) -> QuerySet:
@@ -122,9 +205,14 @@ def pool_graders(pool: Pool) -> list[PoolGrader]:
     return [PoolGrader(username=name, members_graded=counts.get(name, 0)) for name in pool.consensus["curators"]]
 
 
-def tier_counts(*, curator: AbstractBaseUser, flt: ReferenceFilter | None = None) -> dict[str, int]:
-    """Counts per tier (and ungraded, and all) under the filter's other criteria."""
-    base = reference_list(curator=curator, flt=(flt or ReferenceFilter()).without_tier())
+def tier_counts(
+    *, curator: AbstractBaseUser, flt: ReferenceFilter | None = None, view: GradeView = GradeView(),
+    viewer: AbstractBaseUser | None = None, blind: bool = False,
+) -> dict[str, int]:
+    """Counts per tier (and ungraded, and all) under the filter's other criteria and the view's
+    mode, as `viewer` (default: the curator) may see them (see grade_view_list)."""
+    base = grade_view_list(curator=curator, viewer=viewer or curator, flt=(flt or ReferenceFilter()).without_tier(),
+                           view=view, blind=blind)
     rows = base.order_by().values("tier").annotate(n=Count("id")).values_list("tier", "n")
     by_tier = Counter(dict(rows))
     counts = {tier: by_tier.get(tier, 0) for tier in Tier.values}
@@ -145,14 +233,37 @@ class FocusWalk:
     graded_ids: list[int]
 
 
-def focus_walk(*, curator: AbstractBaseUser, flt: ReferenceFilter, reference_id: int) -> FocusWalk:
-    """The filter's references; the shown one is kept in the walk even when a grade took it
-    out of the filter (an "ungraded" walk), so Previous and Next still lead from it."""
-    rows = list(reference_list(curator=curator, flt=flt).values_list("id", "tier"))
+def focus_walk(
+    *, curator: AbstractBaseUser, flt: ReferenceFilter, reference_id: int, view: GradeView = GradeView(),
+    blind: bool = False, order: list[int] | None = None,
+) -> FocusWalk:
+    """The filter's references (under the view's mode); the shown one is kept in the walk even
+    when a grade took it out of the filter (an "ungraded" walk), so Previous and Next still lead
+    from it. `order`: ids in the order to walk (active grading); the others follow by id, and a
+    shown one outside it leads, so Next goes to the most uncertain one left."""
+    rows = list(grade_view_list(curator=curator, viewer=curator, flt=flt, view=view, blind=blind).values_list("id", "tier"))
     if reference_id not in {ref for ref, _ in rows}:
         tier = Grade.objects.filter(reference_id=reference_id, curator=curator).values_list("tier", flat=True).first()
         rows = sorted([*rows, (reference_id, tier)])
+    if order is not None:
+        rank = {ref: i for i, ref in enumerate(order)}
+        leads = reference_id not in rank  # just graded, so out of the order: it leads the walk
+        rows.sort(key=lambda row: (not (leads and row[0] == reference_id), rank.get(row[0], len(rank)), row[0]))
     return FocusWalk(ids=[ref for ref, _ in rows], graded_ids=[ref for ref, tier in rows if tier])
+
+
+def grade_view_list(
+    *, curator: AbstractBaseUser, viewer: AbstractBaseUser, flt: ReferenceFilter, view: GradeView, blind: bool,
+) -> QuerySet:
+    """reference_list of `curator`'s grades under the view's mode, as `viewer` may see it: a
+    blind viewer sees another curator's tiers, and disagreements, only on references they have
+    graded themselves (a tier filter on another's grades would tell them otherwise)."""
+    qs = reference_list(curator=curator, flt=flt)
+    if view.show == "disagree":
+        qs = disagreed(qs, among=view.among)
+    if blind and (view.show == "disagree" or curator.pk != viewer.pk):
+        qs = graded_by(qs, viewer)
+    return qs
 
 
 # Fewer held-out pairs than this make an accuracy a guess: the pool page says so beside it.
@@ -173,9 +284,13 @@ def last_bulk_action(curator: AbstractBaseUser) -> GradeBatch | None:
 HISTORY_LENGTH = 8
 
 
-def grade_history(reference: Reference) -> list[GradeEvent]:
-    """The latest grade changes of one reference, by every curator, newest first."""
-    return list(reference.grade_events.select_related("curator")[:HISTORY_LENGTH])
+def grade_history(reference: Reference, *, viewer: AbstractBaseUser | None = None, blind: bool = False) -> list[GradeEvent]:
+    """The latest grade changes of one reference, by every curator, newest first. A blind
+    viewer who has not graded it sees only their own changes (a cleared grade counts as not graded)."""
+    events = reference.grade_events.select_related("curator")
+    if blind and viewer is not None and not Grade.objects.filter(reference=reference, curator=viewer).exists():
+        events = events.filter(curator=viewer)
+    return list(events[:HISTORY_LENGTH])
 
 
 @dataclass

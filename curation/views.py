@@ -15,6 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from curation import audit, importing, selectors, services
+from curation.active import uncertain_first
 from curation.agreement import agreement as agreement_report
 from curation.consensus import (
     DEFAULT_LOVE_AT,
@@ -24,9 +25,9 @@ from curation.consensus import (
     RULES,
     ConsensusSettings,
 )
-from curation.forms import FilterError, ReferenceFilterForm
+from curation.forms import FilterError, GradeViewForm, ReferenceFilterForm
 from curation.models import GradeBatch, Pool, PoolExport, Provenance, Reference, Tier
-from curation.selectors import ReferenceFilter
+from curation.selectors import GradeView, ReferenceFilter
 from curation.thumbs import THUMB_SIZES, thumbnail
 from paintapp.exports import export_download_response, export_page, export_request
 from painting.selectors import UnknownRecipe, default_recipe_name, recipe_names
@@ -47,9 +48,38 @@ def _graders():
     return get_user_model().objects.filter(grades__isnull=False).distinct().order_by("username")
 
 
-def _filter_query(flt: ReferenceFilter, **extra) -> str:
-    params = flt.to_params() | {k: v for k, v in extra.items() if v not in (None, "")}
-    return urlencode(params)
+def _filter_query(flt: ReferenceFilter, view: GradeView | None = None, **extra) -> str:
+    params = flt.to_params() | (view.to_params() if view else {}) | {k: v for k, v in extra.items() if v not in (None, "")}
+    return urlencode(params, doseq=True)
+
+
+BLIND_KEY = "curation_blind"
+
+
+def _blind(request) -> bool:
+    """Whether the signed-in curator grades blind: others' grades hidden on a reference until
+    they have graded it. Kept in the session, so every page and endpoint honours it."""
+    return bool(request.session.get(BLIND_KEY, False))
+
+
+def _active_order(request, view: GradeView, queryset):
+    """The most-uncertain-first order when the view asks for it (curation.active), else None."""
+    return uncertain_first(curator=request.user, queryset=queryset) if view.order == "uncertain" else None
+
+
+def _in_order(queryset, ids: list[int]) -> list:
+    """The queryset's rows with `ids` first in that order, then the rest by id."""
+    rank = {ref: i for i, ref in enumerate(ids)}
+    return sorted(queryset, key=lambda row: (rank.get(row.id, len(rank)), row.id))
+
+
+def _with_curator_grades(references, *, viewer, blind: bool):
+    """Each reference with `curator_grades`: every curator's tier (hidden where blind says so)."""
+    grades = selectors.curator_grades([r.id for r in references], viewer=viewer, blind=blind)
+    for reference in references:
+        reference.curator_grades = grades[reference.id]
+        reference.others_hidden = any(g.tier is None for g in grades[reference.id])
+    return references
 
 
 def _bad_filter_is_400(view):
@@ -87,19 +117,29 @@ def pools(request):
 @_bad_filter_is_400
 def reference_grid(request):
     flt = ReferenceFilterForm(request.GET).reference_filter()
+    view = GradeViewForm(request.GET).grade_view()
     grader = _grader(request, request.GET)
-    qs = selectors.reference_list(curator=grader, flt=flt)
-    page = Paginator(qs, GRID_PAGE_SIZE).get_page(request.GET.get("page"))
+    blind = _blind(request)
+    qs = selectors.grade_view_list(curator=grader, viewer=request.user, flt=flt, view=view, blind=blind)
+    active = _active_order(request, view, qs) if grader == request.user else None
+    rows = _in_order(qs, active.ids) if active and active.ids is not None else qs
+    page = Paginator(rows, GRID_PAGE_SIZE).get_page(request.GET.get("page"))
+    if view.shows_others:
+        _with_curator_grades(page.object_list, viewer=request.user, blind=blind)
     context = {
         "flt": flt,
+        "view": view,
+        "blind": blind,
+        "active": active,
         "grader": grader,
         "graders": _graders(),
         "page": page,
-        "counts": selectors.tier_counts(curator=grader, flt=flt),
+        "counts": selectors.tier_counts(curator=grader, flt=flt, view=view, viewer=request.user, blind=blind),
+        "disagreement": _disagreement_counts(request, grader, flt, view, blind),
         "subjects": selectors.subjects(),
         "provenances": Provenance.choices,
         "tiers": Tier.choices,
-        "query": _filter_query(flt, grader=grader.get_username() if grader != request.user else None),
+        "query": _filter_query(flt, view, grader=grader.get_username() if grader != request.user else None),
         "result_count": page.paginator.count,
         "last_bulk": selectors.last_bulk_action(request.user),
     }
@@ -107,27 +147,49 @@ def reference_grid(request):
     return render(request, template, context)
 
 
+def _disagreement_counts(request, grader, flt: ReferenceFilter, view: GradeView, blind: bool) -> dict:
+    """How many references (under the filter's other criteria) the chosen curators disagree on,
+    of those two or more of them graded; a blind curator's counts cover what they graded."""
+    base = selectors.reference_list(curator=grader, flt=flt.without_tier())
+    if blind:
+        base = selectors.graded_by(base, request.user)
+    return {
+        "disagree": selectors.disagreed(base, among=view.among).count(),
+        "shared": selectors.shared_count(among=view.among, references=base),
+    }
+
+
 @require_GET
 @_bad_filter_is_400
 def reference_focus(request, reference_id: int):
     flt = ReferenceFilterForm(request.GET).reference_filter()
+    view = GradeViewForm(request.GET).grade_view()
+    blind = _blind(request)
     reference = get_object_or_404(selectors.with_tier(Reference.objects.all(), request.user), pk=reference_id)
-    walk = selectors.focus_walk(curator=request.user, flt=flt, reference_id=reference.id)
+    active = _active_order(request, view, selectors.grade_view_list(
+        curator=request.user, viewer=request.user, flt=flt, view=view, blind=blind))
+    walk = selectors.focus_walk(curator=request.user, flt=flt, reference_id=reference.id, view=view, blind=blind,
+                                order=active.ids if active else None)
     position = walk.ids.index(reference.id)
+    if view.shows_others:
+        _with_curator_grades([reference], viewer=request.user, blind=blind)
     return render(
         request,
         "curation/focus.html",
         {
             "reference": reference,
             "flt": flt,
-            "query": _filter_query(flt),
+            "view": view,
+            "blind": blind,
+            "active": active,
+            "query": _filter_query(flt, view),
             "previous_id": walk.ids[position - 1] if position > 0 else None,
             "next_id": walk.ids[position + 1] if position + 1 < len(walk.ids) else None,
             "ids": walk.ids,
             "graded_ids": walk.graded_ids,
             "position": position + 1,
             "tiers": Tier.choices,
-            "history": selectors.grade_history(reference),
+            "history": selectors.grade_history(reference, viewer=request.user, blind=blind),
         },
     )
 
@@ -136,7 +198,26 @@ def reference_focus(request, reference_id: int):
 def reference_history(request, reference_id: int):
     """The focus view's grade history of one reference (the focus view swaps it in as it walks)."""
     reference = get_object_or_404(Reference, pk=reference_id)
-    return render(request, "curation/focus.html#history", {"reference": reference, "history": selectors.grade_history(reference)})
+    history = selectors.grade_history(reference, viewer=request.user, blind=_blind(request))
+    return render(request, "curation/focus.html#history", {"reference": reference, "history": history})
+
+
+@require_GET
+def reference_curators(request, reference_id: int):
+    """Every curator's grade of one reference (the focus view swaps it in as it walks and after a grade)."""
+    reference = get_object_or_404(Reference, pk=reference_id)
+    _with_curator_grades([reference], viewer=request.user, blind=_blind(request))
+    return render(request, "curation/focus.html#curators", {"reference": reference})
+
+
+@require_POST
+def grading_blind(request):
+    """Turn blind grading on or off for the signed-in curator, then back to the page."""
+    request.session[BLIND_KEY] = request.POST.get("blind") == "on"
+    next_url = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
+        next_url = reverse("curation:grid")
+    return redirect(next_url)
 
 
 @require_GET
@@ -146,7 +227,8 @@ def reference_details(request):
         ids = [int(i) for i in request.GET.get("ids", "").split(",") if i][:100]
     except ValueError:
         return HttpResponseBadRequest("ids must be comma-separated integers")
-    rows = selectors.with_tier(Reference.objects.filter(id__in=ids), request.user)
+    rows = _with_curator_grades(list(selectors.with_tier(Reference.objects.filter(id__in=ids), request.user)),
+                                viewer=request.user, blind=_blind(request))
     return JsonResponse({"items": [_reference_json(r) for r in rows]})
 
 
@@ -154,6 +236,7 @@ def _reference_json(reference: Reference) -> dict:
     return {
         "id": reference.id,
         "tier": reference.tier,
+        "curators": [{"curator": g.curator, "tier": g.tier} for g in reference.curator_grades],
         "subject": reference.subject,
         "provenance": reference.get_provenance_display(),
         "width": reference.width,
@@ -184,9 +267,15 @@ def reference_grade(request, reference_id: int):
         return redirect(reverse("curation:focus", args=[reference.id]))
     if _wants_json(request):
         return JsonResponse({"id": reference.id, "tier": grade.tier if grade else None, "saved": True})
-    if request.htmx:
+    if request.htmx:  # the grid's card, now showing the others' grades a blind curator may see
         reference.tier = grade.tier if grade else None
-        return render(request, "curation/grid.html#card", {"reference": reference, "query": request.POST.get("query", "")})
+        _with_curator_grades([reference], viewer=request.user, blind=_blind(request))
+        response = render(request, "curation/grid.html#card", {
+            "reference": reference, "query": request.POST.get("query", ""), "grader": request.user,
+            "view": GradeView(show="all"), "tiers": Tier.choices, "next_url": request.POST.get("next", ""),
+        })
+        response["HX-Trigger"] = "grades-changed"  # the grid refreshes its counts
+        return response
     next_url = request.POST.get("next") or reverse("curation:focus", args=[reference.id])
     if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
         next_url = reverse("curation:focus", args=[reference.id])

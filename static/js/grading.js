@@ -18,6 +18,7 @@
   const gradeUrl = (id) => urlFor(root.dataset.gradeUrl, id);
   const focusUrl = (id) => urlFor(root.dataset.focusUrl, id) + (query ? `?${query}` : "");
   const historyUrl = (id) => urlFor(root.dataset.historyUrl, id);
+  const curatorsUrl = (id) => urlFor(root.dataset.curatorsUrl, id);
   const storeKey = `paintapp.pendingGrades.${root.dataset.user}`;
   const sessionKey = `paintapp.gradingSession.${root.dataset.user}.${query}`;
   const csrf = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"];
@@ -129,7 +130,7 @@
       if (d) d.tier = outcome.tier;
       if (outcome.tier) serverGraded.add(id);
       else serverGraded.delete(id);
-      if (id === ids[index]) loadHistory(id);
+      if (id === ids[index]) loadFragments(id);
     } else if (!outcome.ok && outcome.retry) {
       s.attempts += 1;
       const delay = Math.min(30, 2 ** s.attempts);
@@ -245,14 +246,22 @@
     }
   }
 
-  let historyWanted = null;
-  async function loadHistory(id) {
-    historyWanted = id;
+  // The grade history and, when the page shows them, the curators' grades of the painting on
+  // screen: reloaded as it walks and after each saved grade (a blind curator's grade reveals the others').
+  const fragmentWanted = {};
+  async function loadFragment(elementId, url, id) {
+    if (!$(elementId)) return;
+    fragmentWanted[elementId] = id;
     try {
-      const response = await fetch(historyUrl(id), { credentials: "same-origin" });
-      if (!response.ok || historyWanted !== id || ids[index] !== id) return; // a later painting is shown
-      $("history").outerHTML = await response.text();
-    } catch (_) { /* the history stays as it was; the grade itself is unaffected */ }
+      const response = await fetch(url, { credentials: "same-origin" });
+      if (!response.ok || fragmentWanted[elementId] !== id || ids[index] !== id) return; // a later painting is shown
+      $(elementId).outerHTML = await response.text();
+    } catch (_) { /* the fragment stays as it was; the grade itself is unaffected */ }
+  }
+
+  function loadFragments(id) {
+    loadFragment("history", historyUrl(id), id);
+    loadFragment("curators", curatorsUrl(id), id);
   }
 
   async function loadDetails(around) {
@@ -321,7 +330,7 @@
     document.title = `Grade #${id} · Paint with Code Studio`;
     history.replaceState(null, "", focusUrl(id));
     refreshState();
-    loadHistory(id);
+    loadFragments(id);
     loadDetails(index);
   }
 

@@ -5,6 +5,8 @@ import io
 import itertools
 import zipfile
 
+from django.test import Client
+from django.urls import reverse
 from PIL import Image
 
 from curation.models import Pool, Reference
@@ -52,3 +54,20 @@ def make_pool(curator, *, name: str = "gallery", love: int = 4, okay: int = 4, r
     for i, tier in enumerate(tiers_in_order):
         grade_set(reference=make_reference(subject=subject.format(i=i)), curator=curator, tier=tier)
     return pool_freeze(name=name, curator=curator, tiers=tiers, eval_share=eval_share, seed=seed)
+
+
+PASSWORD = "wet-on-wet-2026"
+
+
+def grade_as(django_user_model, username: str, grades: dict) -> Client:
+    """A curator with their own account signs in and grades through the grade endpoint; a
+    curator who already has an account signs in again."""
+    if not django_user_model.objects.filter(username=username).exists():
+        django_user_model.objects.create_user(username=username, password=PASSWORD)
+    client = Client()
+    assert client.login(username=username, password=PASSWORD)
+    for reference, tier in grades.items():
+        response = client.post(reverse("curation:grade", args=[reference.id]), {"tier": tier},
+                               headers={"Accept": "application/json"})
+        assert response.json() == {"id": reference.id, "tier": tier, "saved": True}
+    return client

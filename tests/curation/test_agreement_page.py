@@ -10,24 +10,11 @@ from django.test import Client
 from django.urls import reverse
 
 from curation.services import pool_freeze
-from tests.curation.factories import make_reference
+from tests.curation.factories import grade_as, make_reference
 from tests.curation.test_agreement import TEN_A, TEN_B, TEN_CONFUSION, TEN_KAPPA, TEN_WEIGHTED_KAPPA
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "wet-on-wet-2026"
-
-
-def grade_as(django_user_model, username: str, grades: dict) -> Client:
-    """A curator with their own account signs in and grades through the grade endpoint."""
-    django_user_model.objects.create_user(username=username, password=PASSWORD)
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
-    for reference, tier in grades.items():
-        response = client.post(reverse("curation:grade", args=[reference.id]), {"tier": tier},
-                               headers={"Accept": "application/json"})
-        assert response.json() == {"id": reference.id, "tier": tier, "saved": True}
-    return client
 
 
 @pytest.fixture
