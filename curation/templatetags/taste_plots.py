@@ -33,5 +33,5 @@ def reliability_plot(bins: Sequence[dict] | None) -> dict | None:
         "low": b["low"], "high": b["high"], "count": b["count"],
         "mean_predicted": b["mean_predicted"], "observed": b["observed"],
     } for b in bins]
-    ticks = [{"label": f"{t:.1f}", "x": x(t), "y": y(t)} for t in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    ticks = [{"label": f"{t:.1f}", "x": x(t), "y": y(t)} for t in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)]
     return {"size": PLOT + 2 * PAD, "pad": PAD, "plot": PLOT, "far": PAD + PLOT, "ticks": ticks, "points": points}
