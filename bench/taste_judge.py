@@ -1,15 +1,15 @@
 """The taste judge's held-out accuracy and calibration on seed-generator references graded by
 two rules: the demo's coverage rule (curation.demo.demo_tier) and a palette-harmony rule that
-does not look at coverage (curation.demo.harmony_tier), each with the old feature set
+does not look at coverage (paintapp.env.seedgen.harmony.harmony_tier), each with the old feature set
 (paintapp.env.features.FEATURE_NAMES) and with the new one (TASTE_FEATURE_NAMES), plus an
 ablation of the new feature groups.
 
     .venv/bin/python bench/taste_judge.py [--count 160] [--size 256] [--seed 0] [--splits 5]
 
-Needs no database: it renders `--count` seed sketches in this process's Chromium (about 2 s
-each on 2 cores: ~5 minutes for 160 at 256 px, once; the PNGs are kept under --cache and
-reused), measures their image features, and then, for each of `--splits` stratified 80/20
-train/eval splits, fits the judge on the train split and calibrates and scores it on the eval
+Needs no database: it renders `--count` seed sketches in this process's Chromium (2–5 s each
+on a shared 2-core box: 11 minutes for 160 at 256 px, once; the PNGs are kept under --cache
+and reused, so later runs take ~40 s; a sketch that fails to render is left out), measures
+their image features, and then, for each of `--splits` stratified 80/20 train/eval splits, fits the judge on the train split and calibrates and scores it on the eval
 split (a pool's split). Figures are over the pooled eval pairs of all splits, per pair kind,
 with 95% Wilson intervals over pairs (pairs share paintings, so the intervals are optimistic).
 """
