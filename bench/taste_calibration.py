@@ -108,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"temperature 1: {calibration.get('skipped', 'a model trained before calibration existed')}")
     print("held-out pairs (eval split): accuracy; log-loss at temperature 1 -> calibrated")
     for kind, figures in record.accuracy.items():
+        if kind in ("reliability", "by_curator"):  # not a pair kind (see evaluate_taste_model, curation.taste)
+            continue
         if figures.get("pairs") and figures.get("log_loss") is not None:
             print(f"  {kind:15s} {figures['accuracy']:.3f}; {figures['log_loss_uncalibrated']:.4f} -> "
                   f"{figures['log_loss']:.4f} ({figures['pairs']} pairs)")

@@ -48,6 +48,21 @@ Features (all over paint pixels unless said otherwise):
                blob_count         connected paint regions of ≥ 0.05% of the sheet
                largest_blob_share largest region / all paint
 
+Taste features (TASTE_EXTRA_NAMES, after the above; what the taste judge adds to them, each a
+few ms at 256 px; FEATURE_NAMES stays the set that diversity distances and stored version-2
+taste models use):
+  colour       hue_harmony        best share of chromatic paint inside a harmonic hue template
+                                  (one 90° arc, or two 45° arcs 180° apart), over all rotations:
+                                  1 = analogous or complementary, low = hues all round the wheel
+  edges        soft_edge_share    boundary pixels with sharpness < 0.18 (a bleed ≳ 4 px wide at 256 px)
+  layering     translucent_share  paint lighter than density 0.25 (paper still shows through)
+  composition  thirds_distance    density-weighted paint centroid's distance to the nearest
+                                  rule-of-thirds point / (√2/3) (0 = on a thirds point)
+               mass_balance       1 − |left − right| and |top − bottom| density mass asymmetry,
+                                  averaged (1 = balanced about both axes)
+  negative     open_space         radius of the largest paint-free disc / the short side, at most 1
+  space                           (high = a big quiet area, 0 = no room anywhere)
+
 `feature_vector` orders a dict into an array; `pairwise_distance` is a standardised
 Euclidean distance (differences divided by FEATURE_SCALES, typical spreads measured on
 the seed pool) for measuring how different the paintings of a group are.
@@ -69,6 +84,8 @@ from paintapp.env.image import PAINT_DISTANCE, as_array, paint_fraction
 
 __all__ = [
     "FEATURE_NAMES",
+    "TASTE_EXTRA_NAMES",
+    "TASTE_FEATURE_NAMES",
     "FEATURE_SCALES",
     "WORK_SIZE",
     "image_features",
@@ -84,6 +101,9 @@ BALANCED_COVERAGE = 0.25  # the centre of "balanced" coverage for coverage_devia
 CHROMATIC = 0.08  # chroma below this is grey: its hue is noise
 EDGE_RANGE = 0.08  # a boundary needs at least this much local density range
 HARD_SHARPNESS = 0.3
+# A ramp across the 7-px range window reads about 1/7: below this a transition is ≳ 4 px wide.
+SOFT_SHARPNESS = 0.18
+TRANSLUCENT_DENSITY = 0.25
 
 FEATURE_NAMES: tuple[str, ...] = (
     # palette
@@ -102,6 +122,13 @@ FEATURE_NAMES: tuple[str, ...] = (
     "bbox_fill", "blob_count", "largest_blob_share",
 )
 
+# Added for the taste judge (see the docstring); not in FEATURE_NAMES, so diversity distances
+# and the taste models stored before them are unchanged.
+TASTE_EXTRA_NAMES: tuple[str, ...] = (
+    "hue_harmony", "soft_edge_share", "translucent_share", "thirds_distance", "mass_balance", "open_space",
+)
+TASTE_FEATURE_NAMES: tuple[str, ...] = FEATURE_NAMES + TASTE_EXTRA_NAMES
+
 # Typical spread (std) of each feature over 200 rendered seed sketches at 384 px, good and
 # weak together, rounded (dark_share, 0 there, gets a floor); the unit of
 # pairwise_distance. Fixed, so distances compare across runs and pools.
@@ -118,7 +145,8 @@ FEATURE_SCALES: dict[str, float] = {
 
 
 def image_features(image: bytes | np.ndarray | Image.Image) -> dict[str, float]:
-    """The FEATURE_NAMES of one painting (PNG bytes, Pillow image or RGB(A) array)."""
+    """The TASTE_FEATURE_NAMES (FEATURE_NAMES, then TASTE_EXTRA_NAMES) of one painting (PNG
+    bytes, Pillow image or RGB(A) array)."""
     full = as_array(image)
     if full.size == 0:
         raise ValueError("empty image")
@@ -137,7 +165,7 @@ def image_features(image: bytes | np.ndarray | Image.Image) -> dict[str, float]:
     sat = np.where(mx > 1e-6, chroma / np.maximum(mx, 1e-6), 0.0)
     lum = rgb @ np.array([0.299, 0.587, 0.114], dtype=np.float32)
 
-    f: dict[str, float] = {name: 0.0 for name in FEATURE_NAMES}
+    f: dict[str, float] = {name: 0.0 for name in TASTE_FEATURE_NAMES}
     pf = paint_fraction(full)
     f["paint_fraction"] = pf
     f["coverage_deviation"] = abs(math.log(max(pf, 1e-4) / BALANCED_COVERAGE))
@@ -146,6 +174,7 @@ def image_features(image: bytes | np.ndarray | Image.Image) -> dict[str, float]:
     f["paper_value"] = float(paper.max())
     if n_paint == 0:  # a blank sheet: nothing else to measure
         f["margin"] = 0.5
+        f["mass_balance"] = f["open_space"] = 1.0
         return f
 
     # --- palette: hue over chromatic paint
@@ -154,6 +183,7 @@ def image_features(image: bytes | np.ndarray | Image.Image) -> dict[str, float]:
     if chromatic.any():
         hue = _hue(rgb[chromatic], mx[chromatic], chroma[chromatic])
         f.update(_hue_stats(hue))
+        f["hue_harmony"] = _hue_harmony(hue)
 
     # --- saturation and value
     s, v, y = sat[paint], mx[paint], lum[paint]
@@ -177,6 +207,7 @@ def image_features(image: bytes | np.ndarray | Image.Image) -> dict[str, float]:
     f["density_levels"] = float((hist >= 0.02).sum())
     f["density_entropy"] = _entropy(hist) / math.log(20)
     f["layer_overlap"] = float((d > 1.6 * np.median(d)).mean())
+    f["translucent_share"] = float((d < TRANSLUCENT_DENSITY).mean())
 
     # --- texture: high-frequency energy inside washes, away from their boundaries
     interior = ndimage.minimum_filter(paint.view(np.uint8), size=5) > 0  # 2 px in from any edge
@@ -188,6 +219,7 @@ def image_features(image: bytes | np.ndarray | Image.Image) -> dict[str, float]:
 
     # --- placement
     f.update(_placement(paint, h, w))
+    f.update(_composition(density * paint, paint))
     return f
 
 
@@ -315,12 +347,47 @@ def _edge_stats(density: np.ndarray, paint: np.ndarray) -> dict[str, float]:
     edges = ridge & (local_range >= EDGE_RANGE) & (grad > 0.005) & near_paint
     n = int(edges.sum())
     if n == 0:
-        return {"edge_share": 0.0, "edge_sharpness": 0.0, "hard_edge_share": 0.0}
+        return {"edge_share": 0.0, "edge_sharpness": 0.0, "hard_edge_share": 0.0, "soft_edge_share": 0.0}
     sharp = grad[edges] / np.maximum(local_range[edges], 1e-6)
     return {
         "edge_share": n / edges.size,
         "edge_sharpness": float(np.median(sharp)),
         "hard_edge_share": float((sharp >= HARD_SHARPNESS).mean()),
+        "soft_edge_share": float((sharp < SOFT_SHARPNESS).mean()),
+    }
+
+
+def _hue_harmony(hue: np.ndarray) -> float:
+    """The largest share of hues inside one 90° arc or two 45° arcs 180° apart, over the 36
+    rotations of a 10°-bin histogram (Cohen-Or et al.'s harmonic templates, two of them)."""
+    h36 = np.bincount((hue * 36).astype(np.int32) % 36, minlength=36) / hue.size
+    cyclic = np.concatenate([h36, h36])
+    arc90 = np.array([cyclic[i:i + 9].sum() for i in range(36)])
+    arc45 = np.array([cyclic[i:i + 5].sum() for i in range(36)])  # 5 bins ≈ 45° (50°)
+    complementary = arc45 + np.roll(arc45, -18)
+    return float(min(1.0, max(arc90.max(), complementary.max())))
+
+
+def _composition(mass: np.ndarray, paint: np.ndarray) -> dict[str, float]:
+    """thirds_distance, mass_balance and open_space (see the docstring) from the density of
+    paint pixels (`mass`, 0 off the paint)."""
+    h, w = mass.shape
+    total = float(mass.sum())
+    ys = (np.arange(h) + 0.5) / h
+    xs = (np.arange(w) + 0.5) / w
+    cx = float(mass.sum(axis=0) @ xs) / total
+    cy = float(mass.sum(axis=1) @ ys) / total
+    thirds = min(math.hypot(cx - tx, cy - ty) for tx in (1 / 3, 2 / 3) for ty in (1 / 3, 2 / 3))
+    left, top = float(mass[:, : w // 2].sum()), float(mass[: h // 2].sum())
+    right, bottom = float(mass[:, w - w // 2:].sum()), float(mass[h - h // 2:].sum())
+    asymmetry = (abs(left - right) + abs(top - bottom)) / (2.0 * total)
+    # Distance to the nearest paint pixel; the sheet's edge does not count as paint, so the
+    # paper left round a small motif is open space too (capped at the short side).
+    room = ndimage.distance_transform_edt(~paint)
+    return {
+        "thirds_distance": thirds / (math.sqrt(2.0) / 3.0),
+        "mass_balance": 1.0 - asymmetry,
+        "open_space": float(min(1.0, room.max() / min(h, w))),
     }
 
 

@@ -36,3 +36,35 @@ def test_a_pool_with_too_few_held_out_pairs_says_its_judge_is_not_calibrated(sig
     assert taste.params["temperature"] == 1.0
     page = signed_in.get(reverse("curation:pool", args=[pool.name, pool.version])).content.decode()
     assert "Not calibrated (temperature 1): fewer than 10 held-out pairs." in page
+
+
+def test_the_judge_is_scored_against_each_curator_who_graded_the_eval_references(signed_in, curator,
+                                                                                 django_user_model):
+    from curation.models import Grade
+    from curation.services import grade_set
+
+    pool = make_pool(curator, love=8, okay=8, reject=0, eval_share=0.5)
+    eval_members = list(pool.members.filter(split="eval").select_related("reference"))
+    contrary = django_user_model.objects.create_user(username="contrary", password="x")
+    for member in eval_members:  # the opposite of every grade the pool's curator gave
+        grade_set(reference=member.reference, curator=contrary, tier="okay" if member.tier == "love" else "love")
+    partial = django_user_model.objects.create_user(username="partial", password="x")
+    grade_set(reference=eval_members[0].reference, curator=partial, tier="love")
+    taste = taste_model_train(pool=pool)
+
+    by_curator = taste.accuracy["by_curator"]
+    assert set(by_curator) == {curator.get_username(), "contrary", "partial"}
+    own, other = by_curator[curator.get_username()], by_curator["contrary"]
+    assert own["own"] and not other["own"] and own["graded"] == other["graded"] == 8
+    assert own["love_vs_okay"]["accuracy"] == taste.accuracy["love_vs_okay"]["accuracy"]
+    # Every pair reversed: the pairs it ordered like the curator it orders against "contrary".
+    assert other["love_vs_okay"]["pairs"] == 16
+    assert other["love_vs_okay"]["accuracy"] == pytest.approx(1.0 - own["love_vs_okay"]["accuracy"])
+    assert by_curator["partial"]["graded"] == 1 and by_curator["partial"]["all"]["pairs"] == 0
+    assert Grade.objects.filter(curator=contrary).count() == 8  # scoring changes no grade
+
+    page = signed_in.get(reverse("curation:pool", args=[pool.name, pool.version])).content.decode()
+    assert 'id="taste-accuracy-by-curator"' in page and "contrary" in page
+    low, high = own["love_vs_okay"]["interval"]
+    assert f"{low:.3f}–{high:.3f}" in page and "small sample" in page  # 16 pairs < 30
+    assert 'id="taste-reliability"' in page and "<svg" in page

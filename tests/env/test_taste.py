@@ -80,7 +80,7 @@ def test_the_stored_dict_names_its_kind_and_total_pairs(fitted):
     d = fitted.to_dict()
     assert d["kind"] == "bradley-terry-features"
     assert d["trained_pairs"] == 3 * 80 * 80 == fitted.trained_pairs
-    assert d["version"] == 2 and d["l2"] == pytest.approx(0.01)
+    assert d["version"] == 3 and d["l2"] == pytest.approx(0.01)
     assert d["temperature"] == fitted.temperature and d["calibration"]["method"] == "temperature"
 
 

@@ -23,6 +23,15 @@ painting, every tier in each), each fold's pairs scored by a model fitted withou
 On the demo pool a few confidently misordered eval paintings set T; the train pairs out
 of fold are easier, and their log-loss says what the flattening costs there.
 
+Why temperature and not Platt scaling: Platt fits sigmoid(a·margin + b), but a pair has no
+natural first member, so b must be 0 (p(a,b) + p(b,a) = 1) and a is 1/T: Platt on pairs is
+this temperature. Held-out figures come with the reliability of those probabilities
+(`reliability_bins`: each pair counted in both orders, predicted P vs observed share).
+
+Held-out accuracy (`evaluate_taste_model`) carries a 95% Wilson interval per pair kind and
+a `small_sample` flag under SMALL_SAMPLE_PAIRS pairs; `accuracy_against` scores one model
+against another curator's grades of the same paintings.
+
 `TasteModel` round-trips through a JSON dict (the Django side stores one per pool version).
 `TasteJudge.compare` caches utilities per image bytes (a GRPO group shares its 4
 references, and each candidate meets them in both orders) on top of the shared feature
@@ -42,18 +51,26 @@ from typing import Any
 
 import numpy as np
 
-from paintapp.env.features import FEATURE_NAMES, cached_image_features, feature_vector
+from paintapp.env.features import FEATURE_NAMES, TASTE_FEATURE_NAMES, cached_image_features, feature_vector
 
 __all__ = ["TIERS", "PAIR_KINDS", "TasteModel", "TasteJudge", "fit_taste_model", "fit_temperature",
-           "evaluate_taste_model"]
+           "evaluate_taste_model", "wilson_interval", "reliability_bins"]
 
-MODEL_VERSION = 2  # 2: temperature and calibration (a version 1 model reads as temperature 1)
+# 2: temperature and calibration (a version 1 model reads as temperature 1); 3: may use the
+# TASTE_EXTRA_NAMES features (older code could not measure them). A model keeps its own
+# feature_names, so versions 1 and 2 still score with the 30 features they were fitted on.
+MODEL_VERSION = 3
 TIERS: tuple[str, ...] = ("love", "okay", "reject")  # best first
 PAIR_KINDS: tuple[tuple[str, str], ...] = (("love", "okay"), ("okay", "reject"), ("love", "reject"))
 
 FeatureDict = Mapping[str, float]
 
 CALIBRATION_FOLDS = 5
+# Under this many held-out pairs an accuracy is flagged small_sample: at 30 pairs the 95%
+# Wilson interval around 0.8 is ±0.14 wide, wider than the gaps between feature sets we
+# measure, and pairs share paintings, so the real uncertainty is larger still.
+SMALL_SAMPLE_PAIRS = 30
+RELIABILITY_BINS = 10
 # Fewer held-out pairs than this leave the temperature at 1: one pair would set it.
 MIN_CALIBRATION_PAIRS = 10
 # 1/T is searched within these bounds: flattening at most 1000x, never sharpening. Held-out
@@ -314,7 +331,7 @@ def fit_taste_model(
     held_out: Sequence[tuple[FeatureDict, str]] = (),
     seed: int = 0,
     l2: float = 0.01,
-    feature_names: Sequence[str] = FEATURE_NAMES,
+    feature_names: Sequence[str] | None = None,
     max_pairs: int = 200_000,
     iterations: int = 50,
     calibration_folds: int = CALIBRATION_FOLDS,
@@ -326,11 +343,16 @@ def fit_taste_model(
     Loss = Σ_kinds (1/K) · mean over that kind's pairs of log(1 + exp(−w·(x_win − x_lose)))
            + (l2 / 2) · |w|²  on standardised features.
     `seed` picks the pairs when there are more than `max_pairs`, and the folds.
+    `feature_names` None: TASTE_FEATURE_NAMES, or FEATURE_NAMES when some item lacks the
+    added ones (features measured and stored before they existed, e.g. a saved pool's file).
     """
     if not l2 > 0:
         raise ValueError("l2 must be positive (it also keeps the Newton system solvable)")
     if calibration_folds == 1 or calibration_folds < 0:
         raise ValueError("calibration_folds must be 0 (no out-of-fold check) or at least 2")
+    if feature_names is None:
+        measured_all = all(name in f for f, _ in train for name in TASTE_FEATURE_NAMES)
+        feature_names = TASTE_FEATURE_NAMES if measured_all else FEATURE_NAMES
     names = list(feature_names)
     tiers = [t for _, t in train]
     unknown = sorted(set(tiers) - set(TIERS))
@@ -361,12 +383,14 @@ def fit_taste_model(
 
 def evaluate_taste_model(model: TasteModel, eval_items: Sequence[tuple[FeatureDict, str]]) -> dict[str, Any]:
     """Held-out figures per pair kind: the share of cross-tier pairs the model orders like
-    the curator (a tie counts half), the mean log-loss −log P(better beats worse) of its
-    calibrated probabilities and of the same model at temperature 1, and the pair counts.
+    the curator (a tie counts half) with its 95% Wilson interval, the mean log-loss
+    −log P(better beats worse) of its calibrated probabilities and of the same model at
+    temperature 1, the pair counts, and small_sample (fewer than SMALL_SAMPLE_PAIRS pairs).
 
-    Returns {"love_vs_okay": {"accuracy", "log_loss", "log_loss_uncalibrated", "pairs"},
-    "okay_vs_reject": …, "love_vs_reject": …, "all": …}; the figures are None where a kind
-    has no pairs. "all" pools every pair (so the commonest kind weighs most).
+    Returns {"love_vs_okay": {"accuracy", "interval", "log_loss", "log_loss_uncalibrated",
+    "pairs", "small_sample"}, "okay_vs_reject": …, "love_vs_reject": …, "all": …,
+    "reliability": reliability_bins of every pair}; where a kind has no pairs its figures are
+    None and it has no interval or small_sample. "all" pools every pair (so the commonest kind weighs most).
     """
     tiers = [t for _, t in eval_items]
     u = np.array([model.utility(f) for f, _ in eval_items], dtype=np.float64)
@@ -379,21 +403,59 @@ def evaluate_taste_model(model: TasteModel, eval_items: Sequence[tuple[FeatureDi
         every.append(margin)
         report[f"{better}_vs_{worse}"] = _pair_figures(margin, model.temperature)
     report["all"] = _pair_figures(np.concatenate(every), model.temperature)
+    report["reliability"] = reliability_bins(np.concatenate(every))
     return report
 
 
+def wilson_interval(hits: float, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """The Wilson score interval of a proportion hits/n (95% at z = 1.96); None for n = 0.
+    Unlike p ± z·sqrt(p(1−p)/n) it stays within [0, 1] and is not 0 wide at 0 or n hits."""
+    if n <= 0:
+        return None
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def reliability_bins(margins: np.ndarray, bins: int = RELIABILITY_BINS) -> list[dict[str, Any]]:
+    """Predicted P against observed frequency, for pairs with `margins` = better minus worse
+    calibrated utility. Each pair counts in both orders (P = sigmoid(margin), observed 1, and
+    1 − P, observed 0), so the diagram is symmetric about 0.5 as the judge is. One row per
+    equal-width bin of predicted P that holds any: {"low", "high", "count", "mean_predicted",
+    "observed"}."""
+    m = np.asarray(margins, dtype=np.float64)
+    if not len(m):
+        return []
+    p_first = np.asarray(_sigmoid(m))
+    predicted = np.concatenate([p_first, 1.0 - p_first])
+    observed = np.concatenate([np.ones(len(m)), np.zeros(len(m))])
+    which = np.minimum((predicted * bins).astype(np.int64), bins - 1)
+    rows = []
+    for b in range(bins):
+        inside = which == b
+        if inside.any():
+            rows.append({"low": b / bins, "high": (b + 1) / bins, "count": int(inside.sum()),
+                         "mean_predicted": float(predicted[inside].mean()),
+                         "observed": float(observed[inside].mean())})
+    return rows
+
+
 def _pair_figures(margin: np.ndarray, temperature: float) -> dict[str, Any]:
-    """Accuracy and log-loss of calibrated margins (better minus worse), and the log-loss
-    the same pairs had before calibration (margins times the temperature)."""
+    """Accuracy (with its Wilson interval) and log-loss of calibrated margins (better minus
+    worse), and the log-loss the same pairs had before calibration (margins times the temperature)."""
     n = len(margin)
     if not n:
         return {"accuracy": None, "log_loss": None, "log_loss_uncalibrated": None, "pairs": 0}
     hits = float((margin > 0).sum() + 0.5 * (margin == 0).sum())
+    interval = wilson_interval(hits, n)
     return {
         "accuracy": hits / n,
+        "interval": [round(interval[0], 4), round(interval[1], 4)] if interval else None,
         "log_loss": float(np.logaddexp(0.0, -margin).mean()),
         "log_loss_uncalibrated": float(np.logaddexp(0.0, -margin * temperature).mean()),
         "pairs": int(n),
+        "small_sample": n < SMALL_SAMPLE_PAIRS,
     }
 
 
