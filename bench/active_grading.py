@@ -3,8 +3,10 @@
 
 Paints N synthetic 600×600 sheets (translucent washes; a curator "loves" the balanced ones,
 finds the sparse ones okay and rejects the rest, with some noise), grades GRADED of them and
-times, as the view does it: the image features of every sheet (cold, then from the cache),
-the judge's fit with its out-of-fold checks, and scoring the ungraded ones.
+times, as the view does it: the image features of every sheet (cold, then read back as kept
+in the database by curation.measuring, inside a transaction rolled back at the end, so the
+library is left as it was; their image files go to a temporary folder), the judge's fit with its out-of-fold checks, and scoring the
+ungraded ones.
 
     .venv/bin/python bench/active_grading.py [--count 200] [--graded 150]
 """
@@ -14,6 +16,7 @@ import argparse
 import io
 import os
 import statistics
+import tempfile
 import time
 
 import django
@@ -21,9 +24,14 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "paintapp.settings")
+os.environ["MEDIA_ROOT"] = tempfile.mkdtemp(prefix="active-grading-")  # the sheets' files are not kept either
 django.setup()
 
+from django.db import transaction  # noqa: E402
+
 from curation.active import entropy_bits, judge_fit, tier_distribution  # noqa: E402
+from curation.measuring import reference_features  # noqa: E402
+from curation.services import reference_create  # noqa: E402
 from paintapp.env.features import image_features  # noqa: E402
 
 
@@ -53,6 +61,13 @@ def main() -> None:
     started = time.perf_counter()
     features = [image_features(png) for png in pngs]
     cold = time.perf_counter() - started
+    with transaction.atomic():  # rolled back: the sheets never stay in the library
+        references = [reference_create(png=png, width=600, height=600, provenance="upload")[0] for png in pngs]
+        reference_features(references=references)  # measured and kept
+        started = time.perf_counter()
+        reference_features(references=references)
+        kept = time.perf_counter() - started
+        transaction.set_rollback(True)
     noisy = washes + rng.normal(0, 3, args.count)
     tiers = ["love" if 8 <= n <= 18 else "okay" if n < 8 else "reject" for n in noisy]
     graded = list(zip(features[:args.graded], tiers[:args.graded], strict=True))
@@ -68,7 +83,8 @@ def main() -> None:
         scores.append(time.perf_counter() - started)
     counts = {tier: tiers[:args.graded].count(tier) for tier in ("love", "okay", "reject")}
     print(f"{args.count} sheets, {args.graded} graded {counts}, {args.count - args.graded} to order")
-    print(f"features, cold: {cold:.2f} s ({1000 * cold / args.count:.1f} ms a sheet); cached afterwards")
+    print(f"features, cold: {cold:.2f} s ({1000 * cold / args.count:.1f} ms a sheet); "
+          f"read back as kept: {1000 * kept:.0f} ms for all {args.count}")
     print(f"fit (1 + out-of-fold judges): median {statistics.median(fits):.3f} s over {args.repeat}")
     print(f"scoring the ungraded: median {1000 * statistics.median(scores):.1f} ms")
 

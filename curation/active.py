@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.files.storage import default_storage
 from django.db.models import QuerySet
 
-from curation.models import Grade, Tier
+from curation.measuring import reference_features
+from curation.models import Grade, Reference, Tier
 
 # Fewer grades than this in a tier leave it out; fewer than two tiers with this many, no order.
 # With 3 a tier, a judge fitted on two of each (the out-of-fold fits below) placed nothing: every
@@ -65,22 +65,16 @@ def entropy_bits(p: np.ndarray) -> np.ndarray:
     return terms.sum(axis=1)
 
 
-@functools.lru_cache(maxsize=8192)  # a reference's image never changes: its sha256 names it
-def _features(sha256: str, image_name: str) -> dict[str, float]:
-    # Loading the feature code imports scipy (seconds): only a curator asking for this order pays it.
-    from paintapp.env.features import image_features
-
-    with default_storage.open(image_name, "rb") as fh:
-        return image_features(fh.read())
-
-
 FOLDS = 5
 
 
 @functools.lru_cache(maxsize=32)
-def _fitted(grades: tuple[tuple[str, str, str], ...]):
-    """judge_fit of these (sha256, image, tier) grades, cached: the same grades, the same fit."""
-    return judge_fit([(_features(sha, name), tier) for sha, name, tier in grades])
+def _fitted(grades: tuple[tuple[str, str], ...]):
+    """judge_fit of these (image sha256, tier) grades, cached: the same grades of the same
+    images, the same fit."""
+    references = list(Reference.objects.filter(sha256__in=[sha for sha, _ in grades]).only("id", "sha256", "image"))
+    features = dict(zip((r.sha256 for r in references), reference_features(references=references), strict=True))
+    return judge_fit([(features[sha], tier) for sha, tier in grades])
 
 
 def judge_fit(items: list[tuple[dict[str, float], str]]):
@@ -91,7 +85,7 @@ def judge_fit(items: list[tuple[dict[str, float], str]]):
     apart, which would make every new painting look certain; out of fold, each tier's spread
     says how well the judge places a painting it has not seen, which is what a new one is.
     """
-    from paintapp.env.judges.taste import fit_taste_model  # imports the feature code: see _features
+    from paintapp.env.judges.taste import fit_taste_model  # imports scipy (seconds): only this order pays it
 
     model = fit_taste_model(items, calibration_folds=0)
     tiers = [tier for _, tier in items]
@@ -113,25 +107,24 @@ def uncertain_first(*, curator: AbstractBaseUser, queryset: QuerySet) -> ActiveO
     """The references of `queryset` the curator has not graded, most uncertain first (see the
     module docstring); or ids None and the reason, with too few grades to fit a judge."""
     started = time.perf_counter()
-    rows = list(Grade.objects.filter(curator=curator).order_by("reference_id")
-                .values_list("reference__sha256", "reference__image", "tier"))
-    per_tier = {tier: sum(1 for *_, t in rows if t == tier) for tier in Tier.values}
+    rows = list(Grade.objects.filter(curator=curator).order_by("reference_id").values_list("reference__sha256", "tier"))
+    per_tier = {tier: sum(1 for _, t in rows if t == tier) for tier in Tier.values}
     usable = [tier for tier, n in per_tier.items() if n >= MIN_PER_TIER]
     if len(usable) < MIN_TIERS:
         have = ", ".join(f"{tier} {n}" for tier, n in per_tier.items())
         return ActiveOrder(None, f"Most-uncertain order needs at least {MIN_PER_TIER} grades in two tiers to fit "
                                  f"the taste judge; you have {have}. Showing the usual order.")
-    model, graded = _fitted(tuple(row for row in rows if row[2] in usable))
-    ungraded = list(queryset.exclude(grades__curator=curator).order_by("id").values_list("id", "sha256", "image"))
+    model, graded = _fitted(tuple(row for row in rows if row[1] in usable))
+    ungraded = list(queryset.exclude(grades__curator=curator).order_by("id").only("id", "image"))
     if not ungraded:
         return ActiveOrder([], "Nothing here is left ungraded by you.", time.perf_counter() - started)
-    utilities = np.array([model.utility(_features(sha, name)) for _, sha, name in ungraded])
+    utilities = np.array([model.utility(features) for features in reference_features(references=ungraded)])
     uncertainty = entropy_bits(tier_distribution(utilities, graded))
-    order = sorted(range(len(ungraded)), key=lambda i: (-uncertainty[i], ungraded[i][0]))
+    order = sorted(range(len(ungraded)), key=lambda i: (-uncertainty[i], ungraded[i].id))
     return ActiveOrder(
-        [ungraded[i][0] for i in order],
+        [ungraded[i].id for i in order],
         f"Ungraded by you, the ones the taste judge (fitted on your {sum(per_tier.values())} grades) is least sure "
         "of first; its guesses stay hidden.",
         time.perf_counter() - started,
-        {ungraded[i][0]: float(uncertainty[i]) for i in order},
+        {ungraded[i].id: float(uncertainty[i]) for i in order},
     )

@@ -60,6 +60,18 @@ class Reference(models.Model):
         return bool(self.source)
 
 
+class ReferenceFeatures(models.Model):
+    """A reference's image features, measured once (its image never changes) and kept, so a
+    web request that orders references by the taste judge reads them instead of measuring
+    every image again (~160 ms each). `measured_as` names the feature set and its version
+    (curation.measuring): another set is measured again."""
+
+    reference = models.OneToOneField(Reference, on_delete=models.CASCADE, related_name="features")
+    measured_as = models.CharField(max_length=64)
+    values = models.JSONField()
+    measured_at = models.DateTimeField(auto_now=True)
+
+
 class Grade(models.Model):
     """The current tier a curator gives a reference (one row per reference × curator)."""
 

@@ -1,22 +1,17 @@
 """Training the embedded taste judge on a frozen pool (runs on a score worker at freeze time)."""
 from __future__ import annotations
 
-from django.core.files.storage import default_storage
 from django.db import transaction
 
+from curation.measuring import reference_features
 from curation.models import Grade, Pool, TasteModel
 
 
 def _features_of(members) -> list[tuple[dict, str, int]]:
     """(image features, tier, reference id) per member."""
-    # The image-feature code loads scipy (seconds): only score workers need it, not every web process.
-    from paintapp.env.features import image_features
-
-    items = []
-    for member in members:
-        with default_storage.open(member.reference.image, "rb") as fh:
-            items.append((image_features(fh.read()), member.tier, member.reference_id))
-    return items
+    members = list(members)
+    features = reference_features(references=[member.reference for member in members])
+    return [(f, member.tier, member.reference_id) for f, member in zip(features, members, strict=True)]
 
 
 def _by_curator(model, held_out: list[tuple[dict, str, int]], pool: Pool) -> dict[str, dict]:

@@ -86,6 +86,7 @@ __all__ = [
     "FEATURE_NAMES",
     "TASTE_EXTRA_NAMES",
     "TASTE_FEATURE_NAMES",
+    "MEASUREMENT_VERSION",
     "FEATURE_SCALES",
     "WORK_SIZE",
     "image_features",
@@ -128,6 +129,9 @@ TASTE_EXTRA_NAMES: tuple[str, ...] = (
     "hue_harmony", "soft_edge_share", "translucent_share", "thirds_distance", "mass_balance", "open_space",
 )
 TASTE_FEATURE_NAMES: tuple[str, ...] = FEATURE_NAMES + TASTE_EXTRA_NAMES
+# Raise when a feature's measurement changes under the same name: measurements kept for an
+# image (curation.measuring) name the set and this version, and are measured again otherwise.
+MEASUREMENT_VERSION = 1
 
 # Typical spread (std) of each feature over 200 rendered seed sketches at 384 px, good and
 # weak together, rounded (dark_share, 0 there, gets a floor); the unit of
