@@ -6,8 +6,8 @@ from django.core.files.storage import default_storage
 
 from curation import measuring
 from curation.models import ReferenceFeatures
-from paintapp.env import features as feature_code
 from curation.services import reference_create
+from paintapp.env import features as feature_code
 from tests.curation.factories import png_bytes
 
 pytestmark = pytest.mark.django_db
