@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 from django.contrib.auth import get_user_model
@@ -175,20 +176,33 @@ class ConsensusScope:
 
 def consensus_scope(*, usernames: list[str], flt: ReferenceFilter) -> ConsensusScope:
     """Raises UnknownCurator for a name nobody has."""
+    users = _named_curators(list(dict.fromkeys(usernames)))
+    references = references_filtered(flt.without_tier())
+    rows = Grade.objects.filter(reference__in=references, curator__in=users.values())
+    return ConsensusScope(
+        grades=_grades_by_curator(rows, users), references=list(references.values_list("id", flat=True)),
+        curators=list(users.values()),
+    )
+
+
+def _named_curators(names: list[str]) -> dict[str, AbstractBaseUser]:
+    """{username: user} for `names`, in their order; UnknownCurator for a name nobody has."""
     User = get_user_model()
-    names = list(dict.fromkeys(usernames))
     users = {user.get_username(): user for user in User.objects.filter(**{f"{User.USERNAME_FIELD}__in": names})}
     unknown = [name for name in names if name not in users]
     if unknown:
         raise UnknownCurator(f"no curator named {', '.join(repr(name) for name in unknown)}")
-    references = references_filtered(flt.without_tier())
-    grades: dict[str, dict[int, str]] = {name: {} for name in names}
-    rows = Grade.objects.filter(reference__in=references, curator__in=users.values())
-    for name, ref, tier in rows.values_list(f"curator__{User.USERNAME_FIELD}", "reference_id", "tier"):
-        grades[name][ref] = tier
-    return ConsensusScope(
-        grades=grades, references=list(references.values_list("id", flat=True)), curators=[users[n] for n in names],
-    )
+    return {name: users[name] for name in names}
+
+
+def _grades_by_curator(grades: QuerySet, names: Iterable[str]) -> dict[str, dict[int, str]]:
+    """{username: {reference id: tier}} of these Grade rows; every one of `names` is listed,
+    with no grades where it has none."""
+    out: dict[str, dict[int, str]] = {name: {} for name in names}
+    rows = grades.values_list(f"curator__{get_user_model().USERNAME_FIELD}", "reference_id", "tier")
+    for name, reference_id, tier in rows.order_by("reference_id"):
+        out.setdefault(name, {})[reference_id] = tier
+    return out
 
 
 @dataclass(frozen=True)
@@ -417,21 +431,11 @@ def agreement_input(
         references = references.filter(pool_memberships__pool=pool)
     if subject:
         references = references.filter(subject=subject)
-    users = get_user_model().objects.all()
-    name_field = get_user_model().USERNAME_FIELD
-    rows = Grade.objects.filter(reference__in=references).values_list(f"curator__{name_field}", "reference_id", "tier")
-    grades: dict[str, dict[int, str]] = {}
+    rows = Grade.objects.filter(reference__in=references)
     if curators is not None:
-        known = set(users.filter(**{f"{name_field}__in": curators}).values_list(name_field, flat=True))
-        unknown = [name for name in curators if name not in known]
-        if unknown:
-            raise UnknownCurator(f"no curator named {', '.join(repr(name) for name in unknown)}")
-        rows = rows.filter(**{f"curator__{name_field}__in": curators})
-        grades = {name: {} for name in curators}
-    for name, reference_id, tier in rows.order_by("reference_id"):
-        grades.setdefault(name, {})[reference_id] = tier
+        rows = rows.filter(curator__in=_named_curators(curators).values())
     return AgreementInput(
-        grades=grades,
+        grades=_grades_by_curator(rows, curators or ()),
         subjects=dict(references.values_list("id", "subject")),
         references=references.count(),
     )
