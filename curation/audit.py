@@ -14,7 +14,6 @@ polls the row for its progress.
 from __future__ import annotations
 
 import logging
-import math
 import random
 import time
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from curation.models import AuditStatus, JudgeAudit, Pool, Tier
 from curation.selectors import FEW_PAIRS, agreement_input
 from curation.services import CurationError
 from paintapp.celery import app as celery_app
+from paintapp.env.intervals import wilson_interval
 from painting.judging import judge_for
 from painting.selectors import recipe_get
 
@@ -50,16 +50,6 @@ def _verdict(value) -> float | None:
     if isinstance(value, tuple):
         value = value[0]
     return None if value is None else float(value)
-
-
-def wilson_interval(agree: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
-    """The 95% Wilson score interval of agree/n (sound near 0 and 1 and on few pairs); None for n=0."""
-    if n == 0:
-        return None
-    share = agree / n
-    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _share(agree: int, n: int, **extra) -> dict:

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from paintapp.env.features import FEATURE_NAMES, TASTE_FEATURE_NAMES, cached_image_features, feature_vector
+from paintapp.env.intervals import wilson_interval
 
 __all__ = ["TIERS", "PAIR_KINDS", "TasteModel", "TasteJudge", "fit_taste_model", "fit_temperature",
            "evaluate_taste_model", "wilson_interval", "reliability_bins"]
@@ -405,17 +406,6 @@ def evaluate_taste_model(model: TasteModel, eval_items: Sequence[tuple[FeatureDi
     report["all"] = _pair_figures(np.concatenate(every), model.temperature)
     report["reliability"] = reliability_bins(np.concatenate(every))
     return report
-
-
-def wilson_interval(hits: float, n: int, z: float = 1.96) -> tuple[float, float] | None:
-    """The Wilson score interval of a proportion hits/n (95% at z = 1.96); None for n = 0.
-    Unlike p ± z·sqrt(p(1−p)/n) it stays within [0, 1] and is not 0 wide at 0 or n hits."""
-    if n <= 0:
-        return None
-    p = hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def reliability_bins(margins: np.ndarray, bins: int = RELIABILITY_BINS) -> list[dict[str, Any]]:
