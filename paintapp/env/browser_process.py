@@ -7,11 +7,13 @@ SIGKILLing it and every process below it (renderers, GPU, zygotes).
 """
 from __future__ import annotations
 
+import os
+
 import psutil
 
 from paintapp.env.render_config import MARKER_SWITCH
 
-__all__ = ["find_browser_pid", "kill_browser_tree"]
+__all__ = ["browser_alive", "driver_of", "find_browser_pid", "kill_browser_tree", "kill_driver"]
 
 
 def _command_line(process: psutil.Process) -> str:
@@ -49,6 +51,43 @@ def kill_browser_tree(pid: int, marker: str) -> None:
         # and could no longer be found below the root.
         tree = [root, *root.children(recursive=True)]
     except psutil.Error:  # already gone
+        return
+    for process in tree:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+
+
+def browser_alive(pid: int, marker: str) -> bool:
+    """Whether `pid` is still our browser, running (a zombie left for its parent to reap is dead)."""
+    try:
+        process = psutil.Process(pid)
+        return process.status() != psutil.STATUS_ZOMBIE and _is_our_browser(_command_line(process), marker)
+    except psutil.Error:
+        return False
+
+
+def driver_of(browser_pid: int) -> psutil.Process | None:
+    """The process below ours that the browser runs under: Playwright's driver (node), which
+    holds the connection every Playwright call of ours waits on."""
+    me = os.getpid()
+    try:
+        process: psutil.Process | None = psutil.Process(browser_pid)
+        while process is not None and process.ppid() != me:
+            process = process.parent()
+        return process
+    except psutil.Error:
+        return None
+
+
+def kill_driver(driver: psutil.Process) -> None:
+    """SIGKILL Playwright's driver and what runs below it. Every call pending on its connection
+    then fails at once ("connection closed"), which a call on a browser that died mid-call
+    never does by itself. psutil refuses to signal a pid that was reused since `driver` was found."""
+    try:
+        tree = [driver, *driver.children(recursive=True)]
+    except psutil.Error:
         return
     for process in tree:
         try:

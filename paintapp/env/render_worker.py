@@ -17,7 +17,13 @@ from pathlib import Path
 from queue import Queue
 from typing import Any
 
-from paintapp.env.browser_process import find_browser_pid, kill_browser_tree
+from paintapp.env.browser_process import (
+    browser_alive,
+    driver_of,
+    find_browser_pid,
+    kill_browser_tree,
+    kill_driver,
+)
 from paintapp.env.render_config import (
     REFERENCE_SIZE,
     SETUP_BUDGET_S,
@@ -71,6 +77,7 @@ class RenderWorker:
         self.pw: Any = None
         self.browser: Any = None
         self.browser_pid: int | None = None
+        self.driver: Any = None  # Playwright's driver process (psutil), found with the first browser
         self.ready: PageSlot | None = None
         self.used: PageSlot | None = None  # last render's page, closed after the hand-over
         self.renders_in_browser = 0
@@ -79,6 +86,23 @@ class RenderWorker:
         self.stubs = ShadowStubs()  # filled in by the first page
         self.thread = threading.Thread(target=self._loop, name="paint-renderer", daemon=True)
         self.thread.start()
+
+    # ---- from the caller's thread
+    def browser_dead(self) -> bool:
+        """Whether the browser this worker last launched has died and the worker has not
+        moved on from it (it resets browser_pid when it closes or relaunches)."""
+        pid = self.browser_pid
+        return pid is not None and not browser_alive(pid, self.marker)
+
+    def abandon(self) -> None:
+        """Give up on this worker: kill its Playwright driver, so the Playwright call its
+        thread is stuck in fails at once, and ask the thread to end. (A browser that dies
+        during `new_page()` leaves that call waiting forever: it has no timeout.)"""
+        if self.driver is not None:
+            kill_driver(self.driver)
+        if self.browser_pid:
+            kill_browser_tree(self.browser_pid, self.marker)
+        self.jobs.put(RenderJob("close"))
 
     # ---- thread loop
     def _loop(self) -> None:
@@ -160,6 +184,8 @@ class RenderWorker:
                 self.launch_failures = 0
                 self.renders_in_browser = 0
                 self.browser_pid = find_browser_pid(self.marker)
+                if self.driver is None and self.browser_pid:
+                    self.driver = driver_of(self.browser_pid)
                 self.killed.clear()
                 return
             except Exception as exc:  # noqa: BLE001

@@ -36,7 +36,10 @@ caller's thread SIGKILLs the browser's process tree (found by a marker switch, s
 browser_process.py), which stops any loop and drops any queued GPU work, and returns
 render_timeout; the next render gets a fresh browser (~0.3 s). A page that runs out of memory (V8 heap capped at 1 GiB) crashes
 alone: a render_error. A browser that dies before the sketch is served is replaced and
-the render retried once, so a dead connection never turns into a verdict on a sketch.
+the render retried once, so a dead connection never turns into a verdict on a sketch. A
+browser that dies during one of Playwright's calls without a timeout (new_page()) leaves
+that call waiting forever: the caller sees the dead browser, and after WEDGED_AFTER_S kills
+the worker's Playwright driver (which fails the call), and renders in a new worker.
 
 Sandbox, in layers (each one alone blocks the usual channels; README "Sandbox layers"):
   * The allowlist at runtime (sandbox.py, page/harness.js): the sketch is a function body
@@ -78,6 +81,17 @@ from paintapp.env.sandbox import RENDER_TIMEOUT
 __all__ = ["Renderer", "close_renderer", "get_renderer"]
 
 log = logging.getLogger(__name__)
+
+HAND_OVER_POLL_S = 0.25
+# A live worker notices its browser died (a dead connection, a closed page) and relaunches
+# within a second or so, a few under heavy load; one still on the dead browser after this
+# is stuck in a Playwright call without a timeout (measured: a browser killed during
+# new_page() leaves that call waiting forever).
+WEDGED_AFTER_S = 5.0
+
+
+class _WorkerWedged(Exception):
+    """The worker was stuck on a dead browser before the sketch ran; it has been replaced."""
 
 
 class Renderer:
@@ -147,7 +161,18 @@ class Renderer:
             job = RenderJob(
                 "render", code=code, seed=int(seed), size=size, deadline=time.monotonic() + SETUP_BUDGET_S
             )
-            result = self._submit(job)
+            try:
+                result = self._submit(job)
+            except _WorkerWedged:
+                # Its browser died under it and it stopped answering (replaced already): the
+                # sketch has not run, so it gets a fresh worker and fresh setup budget, once.
+                job = RenderJob(
+                    "render", code=code, seed=int(seed), size=size, deadline=time.monotonic() + SETUP_BUDGET_S
+                )
+                try:
+                    result = self._submit(job)
+                except _WorkerWedged as exc:
+                    raise RenderUnavailable("Chromium died under two renderer workers in a row") from exc
             result.elapsed_ms = round((time.perf_counter() - t0) * 1000, 1)
             self.renders += 1
             if RENDER_TIMEOUT in result.violations:
@@ -178,7 +203,7 @@ class Renderer:
         if job.kind == "render":
             # Phase 1 (infrastructure): a browser and a page with the libraries, within
             # the setup budget. Phase 2 (the sketch): timeout_s from the hand-over.
-            if not job.started.wait(max(0.0, job.deadline - time.monotonic())):
+            if not self._wait_for_hand_over(worker, job):
                 self._kill(worker, job)
                 raise RenderUnavailable(f"Chromium had no page ready within {SETUP_BUDGET_S:g} s")
             if job.future.done():
@@ -208,6 +233,33 @@ class Renderer:
             seed=job.seed,
         )
 
+    def _wait_for_hand_over(self, worker: RenderWorker, job: RenderJob) -> bool:
+        """Wait until the worker hands the sketch over (True) or the setup budget ends (False).
+        A worker whose browser has been dead for WEDGED_AFTER_S without it moving on is stuck
+        in a Playwright call that will never return: it is replaced and _WorkerWedged raised."""
+        dead_since: float | None = None
+        while not job.started.wait(min(HAND_OVER_POLL_S, max(0.0, job.deadline - time.monotonic()))):
+            now = time.monotonic()
+            if now >= job.deadline:
+                return False
+            if not worker.browser_dead():
+                dead_since = None
+            elif dead_since is None:
+                dead_since = now
+            elif now - dead_since >= WEDGED_AFTER_S:
+                log.error("the renderer's browser died %.0f s ago and its worker is stuck; replacing it",
+                          now - dead_since)
+                job.abandoned = True
+                self._replace(worker)
+                raise _WorkerWedged
+        return True
+
+    def _replace(self, worker: RenderWorker) -> None:
+        """The next render gets a new worker; this one's thread is unblocked and ends."""
+        if self._worker is worker:
+            self._worker = None
+        worker.abandon()
+
     def _kill(self, worker: RenderWorker, job: RenderJob) -> Any:
         """The watchdog. Playwright's own timeouts cannot help: on timeout it waits for the
         hung page to acknowledge, forever. So the browser is SIGKILLed by pid (with its
@@ -224,8 +276,7 @@ class Renderer:
         except FutureTimeout:
             # The worker thread itself is stuck (a hung driver): leave it behind.
             log.error("renderer worker did not recover after a kill; replacing it")
-            if self._worker is worker:
-                self._worker = None
+            self._replace(worker)
         except Exception:  # noqa: BLE001 - whatever the worker made of it
             pass
         return None

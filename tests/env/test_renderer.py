@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -292,6 +293,49 @@ def test_a_browser_that_died_between_renders_is_replaced_without_blaming_the_ske
     kill_browser_tree(worker.browser_pid, worker.marker)
     result = watchdog_renderer.render(minimal, size=SIZE)
     assert result.passed, (result.violations, result.errors)
+
+
+def test_a_worker_stuck_on_a_browser_that_died_under_it_is_replaced_and_the_render_passes(monkeypatch):
+    """A browser that dies during Playwright's new_page() leaves that call waiting forever (it
+    has no timeout; seen under load in about one kill in five). The stand-in for that call
+    blocks the same way: the renderer must notice the dead browser, kill the stuck worker's
+    Playwright driver and render in a new worker, well inside the 30 s setup budget."""
+    from paintapp.env import render_worker
+    from paintapp.env.browser_process import kill_browser_tree
+    from paintapp.env.renderer import WEDGED_AFTER_S
+
+    real_open_page = render_worker.open_page
+    release = threading.Event()
+    stuck = threading.Event()
+
+    def open_page_that_never_returns_once(*args, **kwargs):
+        if not stuck.is_set():
+            stuck.set()
+            release.wait(120)
+            raise RuntimeError("released at the end of the test")
+        return real_open_page(*args, **kwargs)
+
+    minimal = (CORPUS / "good" / "minimal.js").read_text()
+    with Renderer(RendererConfig(timeout_s=WATCHDOG_TIMEOUT_S)) as renderer:
+        try:
+            assert renderer.render(minimal, size=SIZE).passed
+            old = renderer._worker
+            deadline = time.monotonic() + 30
+            while old.ready is None and time.monotonic() < deadline:  # the next page is pre-warmed
+                time.sleep(0.05)
+            monkeypatch.setattr(render_worker, "open_page", open_page_that_never_returns_once)
+            assert renderer.render(minimal, size=SIZE).passed  # the pre-warmed page; the next pre-warm sticks
+            assert stuck.wait(30)
+            kill_browser_tree(old.browser_pid, old.marker)
+            t0 = time.monotonic()
+            result = renderer.render(minimal, size=SIZE)
+            elapsed = time.monotonic() - t0
+            assert result.passed, (result.violations, result.errors)
+            assert renderer._worker is not old
+            assert WEDGED_AFTER_S <= elapsed < 30
+            assert not old.driver.is_running()  # its Playwright driver was killed, not left behind
+        finally:
+            release.set()
 
 
 # --------------------------------------------------------------------------- infrastructure
