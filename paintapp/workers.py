@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from django.conf import settings
@@ -22,6 +23,9 @@ from paintapp.celery import QUEUES, app
 HEARTBEAT_INTERVAL_S = 2.0
 HEARTBEAT_STALE_S = HEARTBEAT_INTERVAL_S * 3
 INSPECT_TIMEOUT_S = 1.0
+# A worker answers a broadcast from its main process, between its other work: on a busy box
+# (2 cores, a training step and Chromium renders at once) a live worker can take seconds.
+PATIENT_INSPECT_TIMEOUT_S = 5.0
 
 # How to start a worker for each queue (the Makefile's targets).
 START_HINT = {queue: f"make worker-{queue}" for queue in QUEUES}
@@ -62,19 +66,31 @@ def workers_by_heartbeat(now: float | None = None) -> list[dict]:
     return workers
 
 
-def live_workers() -> tuple[str, list[dict]]:
+def live_workers(timeout: float = INSPECT_TIMEOUT_S) -> tuple[str, list[dict]]:
     """("inspect" or "heartbeat", the workers that answer). Raises when the broker is down."""
     if broker_broadcasts():
-        return "inspect", workers_by_inspect()
+        return "inspect", workers_by_inspect(timeout)
     return "heartbeat", workers_by_heartbeat()
 
 
-def answering_queues() -> set[str]:
-    """The queues at least one live worker consumes; empty when the broker cannot be reached."""
+def answering_queues(*, wanted: Iterable[str] = ()) -> set[str]:
+    """The queues at least one live worker consumes; empty when the broker cannot be reached.
+
+    When one of `wanted` has no answer within INSPECT_TIMEOUT_S, the workers are asked once
+    more with PATIENT_INSPECT_TIMEOUT_S before that queue counts as missing: a busy worker's
+    late answer must not turn into a refused launch or command. (Heartbeats are files, with
+    no late answers; a broker that is down is not asked twice.)"""
     try:
-        _source, workers = live_workers()
+        source, workers = live_workers()
+        queues = _queues_of(workers)
+        if set(wanted) - queues and source == "inspect":
+            queues |= _queues_of(live_workers(PATIENT_INSPECT_TIMEOUT_S)[1])
     except Exception:  # noqa: BLE001 - a broker that is down answers for no queue
         return set()
+    return queues
+
+
+def _queues_of(workers: list[dict]) -> set[str]:
     return {queue for worker in workers for queue in worker.get("queues", [])}
 
 

@@ -32,7 +32,7 @@ def recipes_probe(recipes: list[Recipe], *, pool_id: int | None = None) -> list[
     if not any(scoring):
         return recipes_probe_here(recipes, pool_id=pool_id, where="this process")
     reason = ""
-    if SCORE_QUEUE not in answering_queues():
+    if SCORE_QUEUE not in answering_queues(wanted=[SCORE_QUEUE]):
         reason = missing_worker_message(SCORE_QUEUE)
     else:
         timeout = settings.RECIPE_PROBE_TIMEOUT_S

@@ -82,8 +82,9 @@ def _check_workers(recipe: Recipe) -> None:
     each of its steps would wait out its deadlines for nothing."""
     if not settings.LAUNCH_CHECKS_WORKERS:
         return
-    answering = answering_queues()
-    missing = [queue for queue in stage_queues(recipe) if queue not in answering]
+    queues = stage_queues(recipe)
+    answering = answering_queues(wanted=queues)
+    missing = [queue for queue in queues if queue not in answering]
     if missing:
         raise NoWorkers(missing)
 

@@ -1,6 +1,8 @@
 """The run page in a real browser: launch from the form, then watch steps arrive without a reload."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -31,7 +33,13 @@ def test_a_run_launched_from_the_form_draws_each_new_step_without_a_reload(
         page.fill(f"input[name={name}]", value)
     page.select_option("select[name=render_size]", "256")
     page.click("form.launchform button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/runs/*/")
+    # The run's own page (`/runs/*/` would match the form's `/runs/new/` at once); a refused
+    # launch comes back as the form with its errors, and the assertion says which.
+    page.wait_for_function(
+        "() => /\\/runs\\/\\d+\\/$/.test(location.pathname) || !!document.querySelector('.launchform [role=alert], .launchform .has-error')"
+    )
+    errors = page.locator(".launchform [role=alert], .launchform .has-error").all_inner_texts()
+    assert re.search(r"/runs/\d+/$", page.url), f"the launch was refused: {errors}"
     run = Run.objects.get(name="browser launch")
     assert page.url.endswith(reverse("training:run", args=[run.id]))
     assert run.hyperparameters["max_steps"] == 3 and run.created_by == curator

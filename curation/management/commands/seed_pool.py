@@ -117,5 +117,5 @@ class Command(BaseCommand):
         return results, batch.late_count
 
     def _require_render_worker(self) -> None:
-        if "render" not in answering_queues():
+        if "render" not in answering_queues(wanted=["render"]):
             raise CommandError(f"{missing_worker_message('render')} (or make demo), or pass --in-process", returncode=3)
