@@ -121,7 +121,10 @@ class TinyVLSpec(TinyModelSpec):
     # the text demo's SFT tokens (200 x 8). Enough to show the class trains; the text model
     # stays the demo painter.
     sft_sketches: int = 100
-    sft_revisions: int = 0  # the text model is the demo painter; revision examples are its
+    # The text model is the demo painter; revision and keep examples are its (each is a draft
+    # rendered at build time: 32 keeps cost ~100 s of Chromium on 2 cores).
+    sft_revisions: int = 0
+    sft_keeps: int = 0
     sft_epochs: float = 2.0
     # Qwen's pre-tokenizer splits every digit and most punctuation: a seed sketch is ~2.4K
     # tokens here (~2.7 characters a token) against ~560 with the text model's line BPE.

@@ -10,7 +10,7 @@ import pytest
 
 from paintapp.env.prompts import SUBJECTS, build_messages
 from training.tiny_model import EOS_TOKEN, SPEC_FILE, sft_examples, tokenizer_corpus
-from training.tiny_vl_model import VISION_TOKENS, build_vl_tokenizer
+from training.tiny_vl_model import QUICK_VL_SPEC, VISION_TOKENS, TinyVLSpec, build_vl_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +114,13 @@ def test_the_vision_tower_reads_a_picture_through_the_image_processor(tiny_vl_mo
                       image_grid_thw=images["image_grid_thw"]).logits[0, -1]
     assert seen.shape == (len(tokenizer),)
     assert not torch.allclose(seen, blind)  # the picture reaches the language model
+
+
+def test_the_vl_specs_render_no_drafts_at_build_time():
+    # Revision and keep examples belong to the text model (the demo painter); each is a draft
+    # rendered while building, which the VL model's SFT has no use for.
+    for spec in (TinyVLSpec(), QUICK_VL_SPEC):
+        assert spec.sft_revisions == 0 and spec.sft_keeps == 0
 
 
 @pytest.mark.slow
