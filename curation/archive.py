@@ -39,8 +39,10 @@ POOL_FILE = "pool.json"
 PARQUET_FILE = "pool.parquet"
 CARD_FILE = "README.md"  # the dataset card of an export
 EXPORT_FORMAT = "paintapp-pool"
-EXPORT_FORMAT_VERSION = 1
-METADATA_FIELDS = ("tier", "split", "subject", "source", "seed", "provenance", "sha256", "original_name")
+EXPORT_FORMAT_VERSION = 2  # 2: a member's graders/agreed and the pool's graders/consensus
+METADATA_FIELDS = (
+    "tier", "split", "subject", "source", "seed", "provenance", "sha256", "original_name", "graders", "agreed",
+)
 _JUNK_NAMES = frozenset({"Thumbs.db", "desktop.ini", "__MACOSX"})
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _SEED_RANGE = (-(2**63), 2**63 - 1)  # BigIntegerField
@@ -428,6 +430,12 @@ def validated_fields(fields: dict, *, default_provenance: str, default_subject: 
     sha256 = fields.get("sha256") or ""
     if sha256 and not (isinstance(sha256, str) and _SHA256.match(sha256)):
         raise bad("sha256 is not 64 lower-case hex digits")
+    graders, agreed = fields.get("graders", 1), fields.get("agreed", 1)
+    for key, value in (("graders", graders), ("agreed", agreed)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1000:
+            raise bad(f"{key} {value!r} is not a count of curators")
+    if graders < 1 or agreed > graders:
+        raise bad(f"agreed {agreed} of graders {graders} is not possible")
     text = {}
     for key in ("subject", "source", "original_name"):
         value = fields.get(key)
@@ -438,6 +446,6 @@ def validated_fields(fields: dict, *, default_provenance: str, default_subject: 
     return {
         "tier": tier, "split": split, "provenance": provenance, "seed": seed, "sha256": sha256,
         "subject": text["subject"] or default_subject, "source": text["source"],
-        "original_name": text["original_name"], "extra": extra,
+        "original_name": text["original_name"], "graders": graders, "agreed": agreed, "extra": extra,
     }
 

@@ -56,6 +56,8 @@ COLUMNS = (
     ("seed", Value("int64"), "the render seed of the sketch, when known"),
     ("provenance", Value("string"), "where it came from: seed-generator, upload, import or rollout"),
     ("original_name", Value("string"), "the file name it was first imported under"),
+    ("graders", Value("int16"), "curators who had graded it when the pool was frozen (1 for one curator's pool)"),
+    ("agreed", Value("int16"), "of them, how many gave `tier` (a consensus pool's agreement on it)"),
     ("image", Image(), "the PNG itself (pool.parquet only; the folder has it under file_name)"),
 )
 POOL_FEATURES = Features({name: feature for name, feature, _ in COLUMNS})
@@ -70,7 +72,7 @@ def export_rows(pool: Pool) -> list[dict]:
             "file_name": f"images/{m.reference.sha256}.png", "sha256": m.reference.sha256, "tier": m.tier,
             "split": m.split, "subject": m.reference.subject, "source": m.reference.source,
             "seed": m.reference.seed, "provenance": m.reference.provenance,
-            "original_name": m.reference.original_name,
+            "original_name": m.reference.original_name, "graders": m.graders, "agreed": m.agreed,
             "_image": m.reference.image,
         }
         for m in members
@@ -82,6 +84,7 @@ def pool_document(pool: Pool, rows: list[dict]) -> dict:
         "format": EXPORT_FORMAT, "format_version": EXPORT_FORMAT_VERSION,
         "name": pool.name, "version": pool.version, "label": pool.label, "description": pool.description,
         "curator": pool.curator.get_username(), "tiers": pool.tiers, "filters": pool.filters,
+        "graders": sorted(user.get_username() for user in pool.graders.all()), "consensus": pool.consensus,
         "eval_share": pool.eval_share, "split_seed": pool.split_seed,
         "created_at": pool.created_at.isoformat(), "exported_at": timezone.now().isoformat(),
         "member_count": len(rows),

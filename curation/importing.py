@@ -310,6 +310,7 @@ def _restore_pool_from(plan: Plan, references: dict[str, Reference], *, curator,
     document = plan.pool_document
     member_paths = sorted(p for p, origin in plan.metadata_origin.items() if origin == plan.pool_directory)
     members, missing = [], []
+    counts: dict[int, tuple[int, int]] = {}
     for path in member_paths:
         fields = plan.metadata[path]
         reference = references.get(path)
@@ -318,6 +319,8 @@ def _restore_pool_from(plan: Plan, references: dict[str, Reference], *, curator,
             missing.append(path)
         else:
             members.append((reference, fields["tier"], fields["split"]))
+            # Valid by now (validated_fields refused the file otherwise); 1 of 1 before format 2.
+            counts[reference.pk] = (fields.get("graders", 1), fields.get("agreed", 1))
     expected = document.get("member_count")
     if isinstance(expected, int) and expected != len(member_paths):
         report.pool_error = f"pool.json lists {expected} members but the metadata has {len(member_paths)}"
@@ -330,6 +333,10 @@ def _restore_pool_from(plan: Plan, references: dict[str, Reference], *, curator,
         )
         return
     exported = f"{document.get('label') or document['name']} by {document.get('curator') or '?'}"
+    consensus = document.get("consensus") or {}
+    if not isinstance(consensus, dict) or (consensus and not isinstance(consensus.get("curators"), list)):
+        report.pool_error = f"pool {document['name']} was not restored: its consensus record is not readable"
+        return
     try:
         pool, _ = pool_restore(
             name=document["name"], curator=curator, members=members,
@@ -339,7 +346,7 @@ def _restore_pool_from(plan: Plan, references: dict[str, Reference], *, curator,
             description=(
                 document.get("description") or f"Restored from the export of {exported} ({source_label})."
             ),
-            created_by=curator,
+            created_by=curator, consensus_summary=consensus, member_counts=counts,
         )
     except (CurationError, TypeError, ValueError) as exc:
         report.pool_error = f"pool {document['name']} was not restored: {exc}"

@@ -300,12 +300,16 @@ def pool_restore(
     split_seed: int,
     description: str = "",
     created_by: AbstractBaseUser | None = None,
+    consensus_summary: dict | None = None,
+    member_counts: dict[int, tuple[int, int]] | None = None,
 ) -> tuple[Pool, bool]:
     """Recreate a frozen pool with exactly these (reference, tier, split) members.
 
-    Tiers and splits are copied, never recomputed. Returns (pool, created): when the latest
-    version of `name` already holds the same members for the same curator, it is reused,
-    so importing one export twice does not pile up versions.
+    Tiers and splits are copied, never recomputed, and so are a consensus pool's record of
+    how it was made and each member's {reference id: (graders, agreed)}; its graders' own
+    grades stay where it was made, so `curator` holds it. Returns (pool, created): when the
+    latest version of `name` already holds the same members for the same curator, it is
+    reused, so importing one export twice does not pile up versions.
     """
     slug, tiers = _pool_settings_checked(name=name, tiers=tiers, eval_share=eval_share)
     wanted: dict[int, tuple[str, str]] = {}
@@ -322,6 +326,7 @@ def pool_restore(
     return _pool_version_create(
         slug=slug, curator=curator, tiers=tiers, filters=filters, eval_share=eval_share, split_seed=split_seed,
         description=description, created_by=created_by, members=wanted, reuse_same_members=True,
+        consensus_summary=consensus_summary, member_counts=member_counts,
     )
 
 
@@ -364,9 +369,11 @@ def _pool_version_create(
     member_counts = member_counts or {}
     with transaction.atomic():
         latest = Pool.objects.select_for_update().filter(name=slug).order_by("-version").first()
-        if reuse_same_members and latest is not None and latest.curator_id == curator.pk:
-            held_rows = latest.members.values_list("reference_id", "tier", "split")
-            if {ref: (tier, split) for ref, tier, split in held_rows} == members:
+        if reuse_same_members and latest is not None and latest.curator_id == curator.pk \
+                and latest.consensus == (consensus_summary or {}):
+            held_rows = latest.members.values_list("reference_id", "tier", "split", "graders", "agreed")
+            held = {ref: (tier, split, graders, agreed) for ref, tier, split, graders, agreed in held_rows}
+            if held == {ref: (tier, split, *member_counts.get(ref, (1, 1))) for ref, (tier, split) in members.items()}:
                 return latest, False
         pool = Pool.objects.create(
             name=slug, version=(latest.version + 1) if latest else 1, description=description,

@@ -487,9 +487,12 @@ def _graders_context(pool: Pool) -> dict:
     graders = selectors.pool_graders(pool)
     names = [grader.username for grader in graders]
     left_out = pool.consensus.get("left_out", {})  # jsonb keeps no key order: shown in LEFT_OUT's
-    context = {"pool_graders": graders,
+    # An imported consensus pool names curators of the studio that made it, who are not this
+    # studio's users (a namesake here is someone else): their agreement cannot be computed here.
+    imported = pool.is_consensus and set(names) != {user.get_username() for user in pool.graders.all()}
+    context = {"pool_graders": graders, "consensus_imported": imported,
                "consensus_left_out": [(text, left_out.get(reason, 0)) for reason, text in LEFT_OUT.items()]}
-    if len(names) > 1:
+    if len(names) > 1 and not imported:
         scope = selectors.agreement_input(pool=pool, curators=names)
         context |= {
             "grader_agreement": agreement_report(scope.grades, scope.subjects, resamples=AGREEMENT_RESAMPLES, seed=0),

@@ -3,11 +3,16 @@ pools are frozen from their consensus (majority with ties, unanimous, mean with 
 or one per curator, through the builder, the services and `manage.py freeze_pool`."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 from django.urls import reverse
 
 from curation.consensus import ConsensusSettings
+from curation.exporting import export_pool
+from curation.importing import import_path
 from curation.models import Pool
 from curation.selectors import pool_get
 from curation.services import CurationError, pool_freeze_consensus, pool_freeze_per_curator
@@ -223,6 +228,38 @@ def test_the_pool_page_shows_who_graded_it_the_rule_and_their_agreement(clients,
     assert "<dt>Krippendorff's alpha</dt><dd><span class=\"muted small\">Only 3 references graded by two or more " \
            "curators; needs at least 5</span></dd>" in section
     assert '<span class="small muted" title="graders who gave this tier, of those who graded it">2/3</span>' in page
+
+
+def test_a_consensus_pool_exported_and_imported_keeps_how_it_was_made_and_each_members_agreement(
+    clients, refs, django_user_model, tmp_path, settings
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    builder(clients["mara"], mode="consensus", rule="majority")
+    made = pool_get("roses:v1")
+    folder = export_pool(made, tmp_path / "export")
+    document = json.loads((folder / "pool.json").read_text())
+    assert document["format_version"] == 2
+    assert document["graders"] == ["ines", "jonas", "mara"] and document["consensus"] == made.consensus
+    rows = {json.loads(line)["sha256"]: json.loads(line) for line in (folder / "metadata.jsonl").read_text().splitlines()}
+    assert {(row["tier"], row["graders"], row["agreed"]) for row in rows.values()} == {
+        (tier, graders, agreed) for tier, graders, agreed in members(made).values()}
+
+    grace = django_user_model.objects.create_user(username="grace", password="pw-2026-grace")
+    report = import_path(folder, curator=grace)
+    assert report.pool == "roses:v2" and not report.pool_error
+    restored = pool_get("roses:v2")
+    assert restored.curator == grace and restored.consensus == made.consensus
+    assert members(restored) == members(made)  # each member's tier, graders and agreed, by reference
+
+    client = Client()
+    client.force_login(grace)
+    page = client.get(reverse("curation:pool", args=["roses", 2])).content.decode()
+    section = page[page.index('id="pool-graders"'):]
+    assert "Consensus (majority) of <b>mara, jonas, ines</b>" in page
+    assert 'id="consensus-imported"' in section and "their own grades did not" in section
+    assert '<tr data-grader="ines"><th scope="row">ines</th>' in section  # no link to a user of this studio
+    assert "Krippendorff" not in section  # namesakes here are other people: no agreement of theirs
+    assert import_path(folder, curator=grace).pool == "roses:v2"  # the same export again: no new version
 
 
 @pytest.mark.django_db(transaction=True)

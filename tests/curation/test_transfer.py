@@ -153,6 +153,16 @@ def test_an_image_listed_in_the_metadata_but_missing_is_reported(curator, tmp_pa
     assert report.created == 1
 
 
+@pytest.mark.parametrize("counts", [{"graders": 2, "agreed": 3}, {"graders": 0, "agreed": 0},
+                                    {"graders": "3", "agreed": 1}, {"graders": True}, {"agreed": -1}])
+def test_a_members_impossible_grader_counts_reject_that_image(curator, tmp_path, counts):
+    folder = write_files(tmp_path / "f", {"a.png": png_bytes(), "b.png": png_bytes(),
+                                          "metadata.jsonl": jsonl({"file_name": "a.png", "tier": "love", **counts})})
+    report = import_path(folder, curator=curator)
+    assert statuses(report) == {"a.png": ("rejected", "bad_metadata"), "b.png": ("created", "")}
+    assert Reference.objects.count() == 1 and Grade.objects.count() == 0
+
+
 def test_metadata_that_is_not_json_refuses_the_whole_import(curator, tmp_path):
     folder = write_files(tmp_path / "f", {"a.png": png_bytes(), "metadata.jsonl": '{"file_name": "a.png"\n'})
     report = import_path(folder, curator=curator)
@@ -310,7 +320,8 @@ def test_an_export_is_an_imagefolder_with_parquet_and_pool_json(hibiscus_pool, t
     rows = read_jsonl(out / "metadata.jsonl")
     assert len(rows) == hibiscus_pool.members.count() == 9
     assert list(rows[0]) == ["file_name", "sha256", "tier", "split", "subject", "source", "seed", "provenance",
-                             "original_name"]
+                             "original_name", "graders", "agreed"]
+    assert {(row["graders"], row["agreed"]) for row in rows} == {(1, 1)}  # one curator's pool
     assert [row["sha256"] for row in rows] == sorted(row["sha256"] for row in rows)
     for row in rows:
         image = out / row["file_name"]
@@ -319,7 +330,7 @@ def test_an_export_is_an_imagefolder_with_parquet_and_pool_json(hibiscus_pool, t
     assert {(r["tier"], r["split"]) for r in rows} == {("love", "train"), ("love", "eval"), ("okay", "train"), ("okay", "eval")}
 
     document = json.loads((out / "pool.json").read_text())
-    assert document["format"] == "paintapp-pool" and document["format_version"] == 1
+    assert document["format"] == "paintapp-pool" and document["format_version"] == 2
     assert (document["name"], document["version"], document["label"]) == ("hibiscus", 1, "hibiscus:v1")
     assert (document["curator"], document["tiers"], document["eval_share"], document["split_seed"]) == (
         "ada", ["love", "okay"], 0.25, 3)
@@ -386,6 +397,21 @@ def test_importing_an_export_restores_the_pool_as_the_next_version(hibiscus_pool
     again = import_path(out, curator=grace)
     assert again.pool == "hibiscus:v2"  # the same export twice does not pile up versions
     assert Pool.objects.filter(name="hibiscus").count() == 2
+
+
+def test_an_export_of_format_1_without_grader_counts_still_restores_its_pool(hibiscus_pool, tmp_path, django_user_model):
+    out = export_pool(hibiscus_pool, tmp_path / "export")
+    document = json.loads((out / "pool.json").read_text())
+    del document["graders"], document["consensus"]
+    (out / "pool.json").write_text(json.dumps({**document, "format_version": 1}))
+    rows = [{k: v for k, v in row.items() if k not in ("graders", "agreed")} for row in read_jsonl(out / "metadata.jsonl")]
+    (out / "metadata.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    grace = django_user_model.objects.create_user(username="grace", password="x")
+    report = import_path(out, curator=grace)
+    assert report.pool == "hibiscus:v2" and report.rejected == 0
+    restored = Pool.objects.get(name="hibiscus", version=2)
+    assert restored.consensus == {} and set(restored.members.values_list("graders", "agreed")) == {(1, 1)}
+    assert not any("graders" in r.metadata or "agreed" in r.metadata for r in Reference.objects.all())
 
 
 def test_a_zipped_export_uploaded_from_the_browser_restores_the_pool(hibiscus_pool, django_user_model):
