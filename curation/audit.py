@@ -23,10 +23,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from curation.models import AuditStatus, JudgeAudit, Pool, Tier
-from curation.selectors import FEW_PAIRS, agreement_input
+from curation.selectors import agreement_input
 from curation.services import CurationError
 from paintapp.celery import app as celery_app
-from paintapp.env.intervals import wilson_interval
+from paintapp.env.intervals import FEW_PAIRS, wilson_interval
 from painting.judging import judge_for
 from painting.selectors import recipe_get
 

@@ -280,10 +280,6 @@ def grade_view_list(
     return qs
 
 
-# Fewer held-out pairs than this make an accuracy a guess: the pool page says so beside it.
-FEW_PAIRS = 20
-
-
 def pool_audits(pool: Pool) -> tuple[JudgeAudit | None, JudgeAudit | None]:
     """(the latest judge audit of the pool in any state, the latest one that is done)."""
     return pool.judge_audits.first(), pool.judge_audits.filter(status=AuditStatus.DONE).first()

@@ -29,6 +29,7 @@ from curation.forms import FilterError, GradeViewForm, ReferenceFilterForm
 from curation.models import GradeBatch, Pool, PoolExport, Provenance, Reference, Tier
 from curation.selectors import GradeView, ReferenceFilter
 from curation.thumbs import THUMB_SIZES, thumbnail
+from paintapp.env.intervals import FEW_PAIRS
 from paintapp.exports import export_download_response, export_page, export_request
 from painting.selectors import UnknownRecipe, default_recipe_name, recipe_names
 
@@ -506,7 +507,7 @@ def _audit_context(pool: Pool, **extra) -> dict:
     latest, latest_done = selectors.pool_audits(pool)
     return {
         "pool": pool, "audit": latest, "audit_done": latest_done, "recipes": recipe_names(), "default_recipe": default_recipe_name(),
-        "few_pairs": selectors.FEW_PAIRS, "max_pairs": audit.MAX_PAIRS, **extra,
+        "few_pairs": FEW_PAIRS, "max_pairs": audit.MAX_PAIRS, **extra,
     }
 
 

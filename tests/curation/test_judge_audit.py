@@ -10,6 +10,7 @@ from django.urls import reverse
 from curation.models import JudgeAudit
 from curation.tasks import run_judge_audit
 from paintapp.celery import app
+from paintapp.env.judges.taste import SMALL_SAMPLE_PAIRS
 from tests.curation.factories import make_pool
 
 pytestmark = pytest.mark.django_db
@@ -83,6 +84,20 @@ def test_the_taste_judges_accuracy_on_a_handful_of_pairs_is_flagged(signed_in, p
     page = signed_in.get(reverse("curation:pool", args=[pool.name, pool.version])).content.decode()
     section = page[page.index('id="taste-accuracy"'):page.index("Held-out pairwise accuracy")]
     assert "too few pairs to trust" in section
+
+
+@pytest.mark.parametrize(("pairs", "flagged"), [(29, True), (30, False)])
+def test_the_pool_page_flags_an_accuracy_exactly_where_the_taste_judge_calls_it_a_small_sample(
+    signed_in, pool, pairs, flagged
+):
+    from curation.taste import taste_model_train
+
+    taste = taste_model_train(pool=pool)
+    taste.accuracy = {"all": {**taste.accuracy["all"], "pairs": pairs, "small_sample": pairs < SMALL_SAMPLE_PAIRS}}
+    taste.save(update_fields=["accuracy"])
+    page = signed_in.get(reverse("curation:pool", args=[pool.name, pool.version])).content.decode()
+    section = page[page.index('id="taste-accuracy"'):page.index("Held-out pairwise accuracy")]
+    assert ("too few pairs to trust" in section) is flagged is taste.accuracy["all"]["small_sample"]
 
 
 @pytest.mark.django_db(transaction=True)

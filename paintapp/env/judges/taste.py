@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from paintapp.env.features import FEATURE_NAMES, TASTE_FEATURE_NAMES, cached_image_features, feature_vector
-from paintapp.env.intervals import wilson_interval
+from paintapp.env.intervals import FEW_PAIRS, wilson_interval
 
 __all__ = ["TIERS", "PAIR_KINDS", "TasteModel", "TasteJudge", "fit_taste_model", "fit_temperature",
            "evaluate_taste_model", "wilson_interval", "reliability_bins"]
@@ -67,10 +67,11 @@ PAIR_KINDS: tuple[tuple[str, str], ...] = (("love", "okay"), ("okay", "reject"),
 FeatureDict = Mapping[str, float]
 
 CALIBRATION_FOLDS = 5
-# Under this many held-out pairs an accuracy is flagged small_sample: at 30 pairs the 95%
-# Wilson interval around 0.8 is ±0.14 wide, wider than the gaps between feature sets we
-# measure, and pairs share paintings, so the real uncertainty is larger still.
-SMALL_SAMPLE_PAIRS = 30
+# Under this many held-out pairs an accuracy is flagged small_sample (the studio's one
+# threshold, also the pool page's and the audit's): at 30 pairs the 95% Wilson interval around
+# 0.8 is ±0.14 wide, wider than the gaps between feature sets we measure, and pairs share
+# paintings, so the real uncertainty is larger still.
+SMALL_SAMPLE_PAIRS = FEW_PAIRS
 RELIABILITY_BINS = 10
 # Fewer held-out pairs than this leave the temperature at 1: one pair would set it.
 MIN_CALIBRATION_PAIRS = 10
