@@ -47,16 +47,9 @@ def kill_browser_tree(pid: int, marker: str) -> None:
         root = psutil.Process(pid)
         if MARKER_SWITCH + marker not in _command_line(root):
             return
-        # The whole tree first, then the kills: a child of a dead parent is reparented
-        # and could no longer be found below the root.
-        tree = [root, *root.children(recursive=True)]
     except psutil.Error:  # already gone
         return
-    for process in tree:
-        try:
-            process.kill()
-        except psutil.Error:
-            pass
+    _kill_tree(root)
 
 
 def browser_alive(pid: int, marker: str) -> bool:
@@ -85,9 +78,16 @@ def kill_driver(driver: psutil.Process) -> None:
     """SIGKILL Playwright's driver and what runs below it. Every call pending on its connection
     then fails at once ("connection closed"), which a call on a browser that died mid-call
     never does by itself. psutil refuses to signal a pid that was reused since `driver` was found."""
+    _kill_tree(driver)
+
+
+def _kill_tree(root: psutil.Process) -> None:
+    """SIGKILL `root` and every process below it, quietly for those already gone."""
     try:
-        tree = [driver, *driver.children(recursive=True)]
-    except psutil.Error:
+        # The whole tree first, then the kills: a child of a dead parent is reparented
+        # and could no longer be found below the root.
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:  # already gone
         return
     for process in tree:
         try:

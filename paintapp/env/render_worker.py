@@ -99,8 +99,8 @@ class RenderWorker:
         thread is stuck in fails at once, and ask the thread to end. (A browser that dies
         during `new_page()` leaves that call waiting forever: it has no timeout.)"""
         if self.driver is not None:
-            kill_driver(self.driver)
-        if self.browser_pid:
+            kill_driver(self.driver)  # the browser runs below it
+        elif self.browser_pid:
             kill_browser_tree(self.browser_pid, self.marker)
         self.jobs.put(RenderJob("close"))
 

@@ -158,21 +158,18 @@ class Renderer:
             if self._closed:
                 raise RenderUnavailable("the renderer is closed")
             t0 = time.perf_counter()
-            job = RenderJob(
-                "render", code=code, seed=int(seed), size=size, deadline=time.monotonic() + SETUP_BUDGET_S
-            )
-            try:
-                result = self._submit(job)
-            except _WorkerWedged:
-                # Its browser died under it and it stopped answering (replaced already): the
-                # sketch has not run, so it gets a fresh worker and fresh setup budget, once.
+            for attempt in (1, 2):
                 job = RenderJob(
                     "render", code=code, seed=int(seed), size=size, deadline=time.monotonic() + SETUP_BUDGET_S
                 )
                 try:
                     result = self._submit(job)
+                    break
                 except _WorkerWedged as exc:
-                    raise RenderUnavailable("Chromium died under two renderer workers in a row") from exc
+                    # Its browser died under it and it stopped answering (replaced already): the
+                    # sketch has not run, so it gets a fresh worker and fresh setup budget, once.
+                    if attempt == 2:
+                        raise RenderUnavailable("Chromium died under two renderer workers in a row") from exc
             result.elapsed_ms = round((time.perf_counter() - t0) * 1000, 1)
             self.renders += 1
             if RENDER_TIMEOUT in result.violations:
@@ -274,7 +271,7 @@ class Renderer:
         try:
             return job.future.result(timeout=self.config.hard_grace_s)
         except FutureTimeout:
-            # The worker thread itself is stuck (a hung driver): leave it behind.
+            # The worker thread itself is stuck (a hung driver): replace it.
             log.error("renderer worker did not recover after a kill; replacing it")
             self._replace(worker)
         except Exception:  # noqa: BLE001 - whatever the worker made of it
