@@ -40,8 +40,16 @@ Decisions (kept in one place so they can be argued with):
   `Reflect.get(globalThis, ...)`) or computed lookups (`window[x]`, and `this[x]`
   outside classes, where `this` may be the window) are `external_access`; a plain string
   index is also judged as a name.
-  A computed property whose key is built from strings (`o["con" + "structor"]`) on any
-  object is `external_access`; so is `.constructor` (the Function-constructor escape).
+  `.constructor` (the Function-constructor escape) is `external_access`, and so is taking
+  it by destructuring (`const {constructor: F} = () => 0`, in any pattern). A computed
+  key on any object (`o[k]`, `{[k]: v} = o`) must be a number or a string the gate can
+  name (gate_keys.py follows the sketch's bindings: loop counters, literal keys, helpers
+  called with either); a key that may be any string (`String.fromCharCode(...)`, a
+  for-in over something unknown, a function's `.name`) is `external_access`, because it
+  can spell `constructor` without a string literal in sight.
+* Scopes: a parameter's default value reads the names around its function, never the
+  body's (`function f(g = createGraphics) { var createGraphics; }` reads the global).
+  `with` is `forbidden_api`: it makes every name inside it a property lookup.
 * The brush object: `brush.X` must name a real p5.brush 2.x method
   (`unknown_brush_method`) and, under "allowlist", one of the ten
   (`disallowed_brush_method`). Anything that stops us from reading the method name —

@@ -54,9 +54,9 @@ from paintapp.env.js_syntax import (
     NAME_TYPES,
     THIS_SCOPES,
     NodeContext,
-    contains_string,
     unwrap,
 )
+from paintapp.env.gate_keys import KeyValues
 from paintapp.env.scopes import ScopeReport, decode_identifier
 from paintapp.env.sketch_api import SKETCH_API
 
@@ -68,7 +68,8 @@ _HANDLED_TYPES = frozenset(
         "identifier", "shorthand_property_identifier", "shorthand_property_identifier_pattern",
         "member_expression", "subscript_expression", "call_expression", "this", "string",
         "template_string", "method_definition", "pair", "import_statement", "import",
-        "assignment_expression", "binary_expression",
+        "assignment_expression", "binary_expression", "pair_pattern", "with_statement",
+        "field_definition",
     }
 )
 # Arguments that cannot be a colour (background(img), background({toString() {...}})).
@@ -112,6 +113,10 @@ class SketchAnalysis:
         self.pending: list[_Pending] = []
         self.declared: set[str] = set()
         self.defined_methods: set[str] = set()
+        # every property name the sketch gives a value (object keys, fields, `o.k = v`)
+        self.defined_keys: set[str] = set()
+        # computed keys (`o[k]`, `{[k]: v} = o`) and the argument count of their call
+        self.computed_keys: list[tuple[Node, int]] = []
         self.brush_calls: Counter[str] = Counter()
         self.brush_names: set[str] = set()
         self.has_setup = False
@@ -196,8 +201,24 @@ class SketchAnalysis:
             self.visit_identifier(node, ctx)
         elif ntype == "shorthand_property_identifier":  # `{rect}` reads rect
             self.visit_identifier(node, ctx, force_read=True)
-        elif ntype == "shorthand_property_identifier_pattern":
+        elif ntype == "shorthand_property_identifier_pattern":  # `{constructor} = f`
             self.declared.add(self.text(node))
+            self.check_pattern_key(self.text(node), node)
+        elif ntype == "pair_pattern":  # `{constructor: F} = f`, `{[k]: v} = o`
+            key = node.child_by_field_name("key")
+            if key is not None and key.type == "computed_property_name":
+                inner = key.named_children[0] if key.named_children else None
+                if inner is not None:
+                    self.computed_keys.append((inner, -1))
+            elif key is not None:
+                self.check_pattern_key(self.string_literal(key) or self.text(key), key)
+        elif ntype == "with_statement":
+            self.add(FORBIDDEN, "`with` makes every name inside it a property lookup the gate "
+                     "cannot resolve (and is a syntax error in the sketch's strict mode)", node)
+        elif ntype == "field_definition":
+            prop = node.child_by_field_name("property")
+            if prop is not None:
+                self.defined_keys.add(self.text(prop))
         elif ntype == "member_expression":
             self.visit_member(node, ctx)
         elif ntype == "subscript_expression":
@@ -223,13 +244,16 @@ class SketchAnalysis:
                          "browser (a regular expression)", node)
         elif ntype == "assignment_expression":
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if (left is not None and right is not None and left.type == "member_expression"
-                    and right.type in _CALLABLE_TYPES):
+            if left is not None and right is not None and left.type == "member_expression":
                 prop = left.child_by_field_name("property")
                 if prop is not None:
-                    self.defined_methods.add(self.text(prop))
+                    self.defined_keys.add(self.text(prop))
+                    if right.type in _CALLABLE_TYPES:
+                        self.defined_methods.add(self.text(prop))
         elif ntype == "pair":
             key, value = node.child_by_field_name("key"), node.child_by_field_name("value")
+            if key is not None:
+                self.defined_keys.add(self.string_literal(key) or self.text(key))
             if key is not None and value is not None and value.type in _CALLABLE_TYPES:
                 self.defined_methods.add(self.string_literal(key) or self.text(key))
         elif ntype in ("import_statement", "import"):
@@ -480,9 +504,29 @@ class SketchAnalysis:
             return
         if literal is not None:
             self.check_any_property(literal, index, arguments=ctx.argument_count())
-        elif index.type != "number" and contains_string(index):
-            self.add(EXTERNAL, "a property name built from strings hides what is accessed",
-                     index)
+        elif index.type != "number":
+            self.computed_keys.append((index, ctx.argument_count()))
+
+    def check_pattern_key(self, name: str, node: Node) -> None:
+        """A property taken by destructuring is judged like `.name`: `{constructor: F}`
+        reaches the Function constructor as surely as `f.constructor` does."""
+        if name in EXTERNAL_PROPERTIES or is_loader(name) or name in RAW_RENDERER_PROPERTIES:
+            self.add(EXTERNAL, f"destructuring `{name}` reaches outside the sketch", node)
+
+    def check_computed_keys(self) -> None:
+        """Every computed key must be a number or a string the gate can read
+        (gate_keys.py): anything else may spell `constructor`."""
+        if not self.computed_keys or self.scopes is None:
+            return
+        keys = KeyValues(self.scopes, self.data, self.defined_methods | self.defined_keys)
+        for index, arguments in self.computed_keys:
+            values = keys.strings(index)
+            if values is None:
+                self.add(EXTERNAL, "a computed property name that may be any string hides what "
+                         "is accessed (index with numbers, or write the name)", index)
+                continue
+            for value in sorted(values):
+                self.check_any_property(value, index, arguments=arguments)
 
     # -- calls, this, strings ------------------------------------------------------------
 
@@ -560,6 +604,7 @@ class SketchAnalysis:
         return item.name in self.declared
 
     def resolve_pending(self) -> None:
+        self.check_computed_keys()
         for item in self.pending:
             if item.kind == "global_member":  # self.rect, top.fetch, ...
                 if not self.declares(item):

@@ -56,3 +56,31 @@ def test_classes_methods_and_labels_bind_only_what_they_should():
     code = "class Petal { draw(x) { return x + this.y; } }\nouter: for (;;) break outer;\nPetal; draw;"
     assert scopes(code).module_names == {"Petal"}
     assert free_names(code) == {"draw"}
+
+
+def test_a_parameter_default_reads_the_names_around_the_function_not_its_body():
+    code = ("function f(a = createGraphics, b = a) { var createGraphics; function rect() {} return b; }\n"
+            "const g = (c = rect, d = arguments) => { let rect = 0; return c; };")
+    assert free_names(code) == {"createGraphics", "rect", "arguments"}
+
+
+def test_the_body_still_sees_its_parameters_and_arguments():
+    assert free_names("function f(a, { b }) { var c = a + b + arguments.length; return c; }") == set()
+
+
+def test_every_binding_keeps_each_value_it_is_given():
+    code = ("let i = 0; i++; i = i + 2; var s; s += 'x';\n"
+            "for (const k in obj) {}\nfor (const v of [1, 2]) {}\nfunction f(p, q = 3) {}\n")
+    report = scopes(code)
+    ops = {b.name: [w.op for w in b.writes] for b in report.declarations.values()}
+    assert ops["i"] == ["=", "++", "="]
+    assert ops["s"] == ["undefined", "+="]
+    assert ops["k"] == ["keys"] and ops["v"] == ["element"]
+    assert ops["p"] == ["param"] and sorted(ops["q"]) == ["=", "param"]
+    assert ops["f"] == ["function"]
+
+
+def test_a_body_var_that_shares_a_parameter_name_starts_unknown():
+    report = scopes("function f(k) { var k; return k; }")
+    body_k = [b for b in report.declarations.values() if b.name == "k" and b.writes[0].op == "unknown"]
+    assert body_k and [w.op for w in body_k[0].writes] == ["unknown", "undefined"]
