@@ -628,6 +628,10 @@ class SketchAnalysis:
                 continue
             self.add(FORBIDDEN, f"`{name}` is not part of the sketch API (sketch_api.json)",
                      node)
+        for name, node in self.scopes.free_writes:
+            if name in allowed:  # `floor = () => ...` would change what the gate trusts
+                self.add(FORBIDDEN, f"assigning to `{name}` replaces part of the sketch API; "
+                         "declare a name of your own", node)
 
     def final_checks(self) -> None:
         # On a broken tree, error recovery can swallow a whole `function setup` into an

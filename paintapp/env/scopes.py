@@ -122,6 +122,8 @@ class ScopeReport:
     resolved: dict[int, Binding] = field(default_factory=dict)
     # node id of a declaring identifier -> its binding
     declarations: dict[int, Binding] = field(default_factory=dict)
+    # assignments and updates of names no declaration binds: writes to globals
+    free_writes: list[tuple[str, Node]] = field(default_factory=list)
 
     def free(self) -> list[tuple[str, Node]]:
         """References that no declaration of the sketch resolves: globals."""
@@ -170,11 +172,14 @@ class _Resolver:
             if binding is not None:
                 resolved[node.id] = binding
                 binding.reads.append(node)
+        free_writes = []
         for node, scope, write in self.assignments:
             binding = scope.lookup(self.name(node))
             if binding is not None:
                 binding.writes.append(write)
-        return ScopeReport(self.module.names, self.references, resolved, self.declarations)
+            else:
+                free_writes.append((self.name(node), node))
+        return ScopeReport(self.module.names, self.references, resolved, self.declarations, free_writes)
 
     def push_children(self, node: Node, scope: Scope, skip: tuple[Node | None, ...] = ()) -> None:
         skip_ids = {n.id for n in skip if n is not None}

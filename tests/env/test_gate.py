@@ -330,6 +330,12 @@ def test_a_method_the_sketch_defines_no_longer_counts_as_a_number_builtin():
     assert codes(sketch(body)) == ["external_access"]
 
 
+@pytest.mark.parametrize("line", ["  floor = () => 1;", "  frameCount++;", "  Math = {};",
+                                  "  [floor] = [() => 1];"])
+def test_it_refuses_assignments_to_the_sketch_apis_own_names(line):
+    assert codes(sketch(line)) == ["forbidden_api"]
+
+
 def test_it_refuses_with_statements():
     assert codes(sketch("  with (Math) { brush.circle(PI, 1, 9, 0.1); }")) == ["forbidden_api"]
 
