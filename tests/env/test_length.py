@@ -1,21 +1,59 @@
-"""Length score: tokens ≈ chars / 4; 0 below low and above high, 1 from full to high."""
+"""Length score: tokens of code ≈ code characters / 4 (comments dropped, blank runs as one
+character, a token at most 32 characters); 0 below low and above high, 1 from full to high."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from paintapp.env.length import estimate_tokens, length_score
+from paintapp.env.length import MAX_TOKEN_CHARS, code_chars, estimate_tokens, length_score
+
+ROSE = (Path(__file__).parent / "corpus" / "good" / "rose.js").read_text()
 
 
 def code_of(tokens: int) -> str:
-    return "x" * (tokens * 4)
+    """Code of exactly `tokens` tokens: `abc;` is four characters of code."""
+    return "abc;" * tokens
 
 
-def test_tokens_are_characters_divided_by_four_rounded_down():
+def test_tokens_are_code_characters_divided_by_four_rounded_down():
     assert estimate_tokens("") == 0
     assert estimate_tokens("abc") == 0
-    assert estimate_tokens("abcd") == 1
-    assert estimate_tokens("x" * 4003) == 1000
+    assert estimate_tokens("abc;") == 1
+    assert estimate_tokens("abc;" * 1000 + "ab") == 1000
+
+
+def test_comments_and_blank_runs_do_not_count():
+    plain = "let x = 1;\nbrush.circle(x, 2, 3, 0.1);\n"
+    padded = ("// a long explanation\n/* " + "words " * 500 + "*/\n\n\n   let x   =   1;   // note\n"
+              "\n\t\tbrush.circle(x, 2, 3, 0.1); /* another */\n" + "// pad\n" * 200)
+    assert code_chars(padded) == code_chars(plain) == len("let x = 1; brush.circle(x, 2, 3, 0.1);")
+    assert length_score(padded) == length_score(plain)
+
+
+def test_comment_padding_no_longer_buys_the_length_score():
+    # the adversarial sweep: a 0.065 sketch padded with comments scored 1.0
+    padded = ROSE + "\n/*" + "x" * 12_000 + "*/\n" + "// keep going\n" * 1000
+    assert len(padded) // 4 > 3000  # the old estimate: full marks
+    assert length_score(padded) == length_score(ROSE) < 0.2
+
+
+def test_a_token_counts_at_most_thirty_two_characters():
+    long_string = 'const notes = "' + "x" * 50_000 + '";'
+    long_name = "const " + "n" * 50_000 + " = 1;"
+    assert code_chars(long_string) == len('const notes = "";') + MAX_TOKEN_CHARS
+    assert code_chars(long_name) == len("const  = 1;") + MAX_TOKEN_CHARS
+
+
+def test_strings_keep_their_characters_and_a_broken_sketch_is_still_measured():
+    assert code_chars('brush.fill("#e0857a", 180);') == len('brush.fill("#e0857a", 180);')
+    assert code_chars("function setup() { brush.fill(") > 0
+
+
+def test_a_real_sketch_counts_less_than_its_characters_and_scores_between_zero_and_one():
+    assert estimate_tokens(ROSE) < len(ROSE) // 4
+    assert 0.0 < length_score(ROSE) < 1.0
 
 
 @pytest.mark.parametrize(
@@ -67,11 +105,4 @@ def test_equal_low_and_full_thresholds_make_a_step():
 )
 def test_thresholds_out_of_order_are_rejected(kwargs):
     with pytest.raises(ValueError):
-        length_score("x" * 100, **kwargs)
-
-
-def test_a_real_sketch_scores_between_zero_and_one():
-    from pathlib import Path
-
-    code = (Path(__file__).parent / "corpus" / "good" / "rose.js").read_text()
-    assert 0.0 < length_score(code) < 1.0
+        length_score("abc;" * 100, **kwargs)

@@ -185,6 +185,7 @@ class Command(BaseCommand):
             self.stdout.write("  not rendered (the static gate found nothing renderable)")
         stats = painting.gate.stats
         self.stdout.write(
-            f"  length score {painting.length_score:.2f} · {stats.get('code_chars', 0)} chars · "
+            f"  length score {painting.length_score:.2f} · {stats.get('estimated_tokens', 0)} tokens of code "
+            f"({stats.get('code_chars', 0)} chars with comments and blanks) · "
             f"{stats.get('shapes', 0)} shapes · {stats.get('circles', 0)} circles"
         )
