@@ -21,6 +21,7 @@ from paintapp.env.brush_api import (
     SHAPE_CALLS_ALLOWLIST,
     SHAPE_CALLS_KNOWN,
 )
+from paintapp.env.gate_keys import KeyValues
 from paintapp.env.gate_rules import (
     BARE,
     DISALLOWED_BRUSH,
@@ -56,7 +57,6 @@ from paintapp.env.js_syntax import (
     NodeContext,
     unwrap,
 )
-from paintapp.env.gate_keys import KeyValues
 from paintapp.env.scopes import ScopeReport, decode_identifier
 from paintapp.env.sketch_api import SKETCH_API
 
