@@ -244,8 +244,13 @@ RENDER_SIZE = env.int("RENDER_SIZE", 600, validate=validate.Range(min=16, max=40
 RENDER_TIMEOUT_S = env.int("RENDER_TIMEOUT_S", 60, validate=POSITIVE)
 # The rollout editor, where someone waits: a server render still running after this is
 # stopped (no reward; training keeps RENDER_TIMEOUT_S), and the in-browser preview of a
-# sketch still running after its budget is thrown away.
-EDITOR_RENDER_DEADLINE_S = env.float("EDITOR_RENDER_DEADLINE_S", 10.0, validate=validate.Range(min=0.5))
+# sketch still running after its budget is thrown away. An editor render paints a sketch
+# that passes twice (the determinism check), so its deadline covers two renders.
+EDITOR_RENDER_DEADLINE_S = env.float("EDITOR_RENDER_DEADLINE_S", 20.0, validate=validate.Range(min=0.5))
+# Reward integrity: the trainer renders 1 in this many sketches that pass the gate a second
+# time with the same seed and fails those whose paintings differ (`nondeterministic`); 1 checks
+# every sketch, 0 none. Evaluation and the editor always check.
+DETERMINISM_EVERY = env.int("PAINTAPP_DETERMINISM_EVERY", 8, validate=validate.Range(min=0))
 EDITOR_PREVIEW_BUDGET_S = env.float("EDITOR_PREVIEW_BUDGET_S", 5.0, validate=validate.Range(min=0.5))
 MODELS_DIR = env.path("PAINTAPP_MODELS_DIR", BASE_DIR / "models")
 

@@ -13,11 +13,16 @@ editor all judge a sketch here, so they agree on everything that decides a rewar
   or scorer that is down) makes that sketch's reward None with the reason — never a made-up
   0. A sketch that fails the gate or the render is worth 0: that is a verdict, not a failure.
 - **Combining.** `reward_of` applies the recipe's weights through `paintapp.env.reward.combine`.
+- **Determinism.** A share of the sketches (1 in `check_every`; every one with 1) is rendered a
+  second time in the same fan-out, with the same seed; a painting that differs from its twin by
+  more than same-seed renders do fails as `nondeterministic` (paintapp/env/determinism.py). A
+  twin lost to infrastructure checks nothing and costs nothing.
 """
 from __future__ import annotations
 
 import logging
 import math
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,10 +30,14 @@ from typing import Any, Protocol
 
 from celery import group, states
 from celery.exceptions import TimeoutError as ResultTimeout
+from django.core.files.storage import default_storage
 
+from paintapp.env.determinism import compare_paintings
 from paintapp.env.painting import UNRENDERABLE, Painting, paint_reply
 from paintapp.env.renderer import Renderer
 from paintapp.env.reward import Recipe, combine
+from paintapp.env.sandbox import NONDETERMINISTIC, PAINTED_TEXT
+from paintapp.env.text_check import TextCheckUnavailable, get_text_check
 from paintapp.workers import broker_broadcasts
 from painting import services
 from painting.tasks import render_sketch, score_painting
@@ -110,6 +119,7 @@ class Batch:
     render_s: float = 0.0
     score_s: float = 0.0
     late_count: int = 0  # results that came back after their stage's deadline: not used
+    determinism_checked: int = 0  # paintings rendered twice and compared
 
     @property
     def rewards(self) -> list[float | None]:
@@ -295,9 +305,14 @@ def paint_batch(
     score_deadline_s: float = 300.0,
     render_failed_gate: bool = False,
     progress: Progress | None = None,
+    check_every: int = 0,
+    rng: random.Random | None = None,
 ) -> Batch:
     """Gate every job (in-process, milliseconds), render those that pass, score the renders that
-    pass, and combine each into a reward. Never raises for a sketch or for infrastructure."""
+    pass, and combine each into a reward. Never raises for a sketch or for infrastructure.
+
+    `check_every`: render 1 in N of the sketches that passed the gate twice to check that the
+    painting depends on its seed alone (0: none; 1: all); `rng` draws which."""
     executor = executor or Workers()
     report = progress or (lambda stage, done, total: None)
     painted = [
@@ -309,9 +324,12 @@ def paint_batch(
 
     # Render: sketches that passed the gate (or every renderable one, when asked).
     t0 = time.monotonic()
-    for p in painted:
+    for i, p in enumerate(painted):
         if p.job.png is not None:
-            p.render = {"passed": True, "violations": [], "png": p.job.png}
+            try:
+                p.render = _given_painting(p.job.png)
+            except TextCheckUnavailable as exc:
+                failures[i] = f"render: the painted-text check cannot run: {exc}"[:500]
     to_render = [
         i for i, p in enumerate(painted)
         if p.job.png is None and p.painting is not None and p.painting.code is not None
@@ -322,8 +340,16 @@ def paint_batch(
          "render_failed_gate": render_failed_gate}
         for i in to_render
     ]
-    for i, outcome in _stage("render", executor.render, to_render, calls, render_deadline_s, report, failures, late):
+    twins = _determinism_sample([i for i in to_render if painted[i].painting.gate.passed], check_every,
+                                rng or random.Random())
+    calls += [calls[to_render.index(i)] for i in twins]
+    checked = 0
+    rendered = _stage("render", executor.render, to_render + twins, calls, render_deadline_s, report, failures, late,
+                      twins=len(twins))
+    for i, outcome in rendered[:len(rendered) - len(twins)]:
         painted[i].render = outcome
+    for i, twin in rendered[len(rendered) - len(twins):]:
+        checked += _check_determinism(painted[i].render, twin)
     render_s = time.monotonic() - t0
 
     # Score: paintings that passed the gate and the render, against their group's references.
@@ -347,25 +373,67 @@ def paint_batch(
             recipe, code=p.code, gate_passed=p.gate_passed, render=p.render, score=p.score,
             failure=failures.get(i, ""),
         )
-    return Batch(paintings=painted, render_s=render_s, score_s=score_s, late_count=len(late))
+    return Batch(paintings=painted, render_s=render_s, score_s=score_s, late_count=len(late),
+                 determinism_checked=checked)
 
 
 def _stage(name: str, run, indices: list[int], calls: list[dict], deadline_s: float, report: Progress,
-           failures: dict[int, str], late: list[int]) -> list[tuple[int, dict]]:
+           failures: dict[int, str], late: list[int], *, twins: int = 0) -> list[tuple[int, dict | None]]:
     """Run one stage's calls; an exception becomes that sketch's failure (a late result is
-    noted in `late` too), the rest come back."""
+    noted in `late` too), the rest come back. The last `twins` calls are second renders for the
+    determinism check: they come back last, each as a result or None, and fail nothing."""
     if not calls:
         return []
     outcomes = run(calls, deadline_s=deadline_s, progress=lambda done: report(name, done, len(calls)))
-    results = []
-    for i, outcome in zip(indices, outcomes):
-        if isinstance(outcome, Exception):
+    results: list[tuple[int, dict | None]] = []
+    firsts = len(calls) - twins
+    for position, (i, outcome) in enumerate(zip(indices, outcomes)):
+        if position >= firsts:
+            results.append((i, None if isinstance(outcome, Exception) else outcome))
+        elif isinstance(outcome, Exception):
             failures[i] = f"{name}: {type(outcome).__name__}: {outcome}"[:500]
             if isinstance(outcome, LateResult):
                 late.append(i)
         else:
             results.append((i, outcome))
     return results
+
+
+def _given_painting(png: bytes) -> dict:
+    """A painting that exists already, read for writing like every render's painting."""
+    found = get_text_check().find(png)
+    return {"passed": not found.legible, "violations": [PAINTED_TEXT] if found.legible else [], "png": png,
+            "findings": {"text": found.to_dict()}}
+
+
+def _determinism_sample(indices: list[int], every: int, rng: random.Random) -> list[int]:
+    """Which of `indices` to render twice: each with probability 1 / `every` (all with 1)."""
+    if every <= 0:
+        return []
+    return [i for i in indices if every == 1 or rng.random() < 1 / every]
+
+
+def _check_determinism(first: dict | None, twin: dict | None) -> int:
+    """Compare a painting that passed with its twin; a difference fails it as `nondeterministic`.
+    1 when compared, 0 when there was nothing to compare (either render lost, or not passed)."""
+    if first is None or twin is None or not first.get("passed"):
+        return 0
+    comparison = compare_paintings(_png_of(first), list(first.get("violations", [])), _png_of(twin),
+                                   list(twin.get("violations", [])))
+    first["findings"] = {**first.get("findings", {}), "determinism": comparison.to_dict()}
+    if not comparison.same:
+        first["passed"] = False
+        first["violations"] = [*first.get("violations", []), NONDETERMINISTIC]
+    return 1
+
+
+def _png_of(render: dict) -> bytes | None:
+    if render.get("png"):
+        return render["png"]
+    if not render.get("png_path"):
+        return None
+    with default_storage.open(render["png_path"], "rb") as fh:
+        return fh.read()
 
 
 def _renderable(painting: Painting) -> bool:

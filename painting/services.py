@@ -39,13 +39,15 @@ def painting_render(
     size: int | None = None,
     strictness: str = "allowlist",
     render_failed_gate: bool = False,
+    check_determinism: bool = False,
     renderer: Renderer | None = None,
 ) -> dict:
-    """Gate and render one sketch (in this process's warm browser unless `renderer` is given);
+    """Gate and render one sketch (in this process's warm browser unless `renderer` is given),
+    read the painting for writing, and with `check_determinism` render it a second time;
     store the PNG content-addressed.
 
     Returns the verdict as JSON-able data with `png_path` (a storage name) instead of the
-    bytes. Raises RenderUnavailable when Chromium cannot render at all.
+    bytes. Raises RenderUnavailable when Chromium (or the text check) cannot run at all.
     """
     painting = paint_source(
         code,
@@ -54,6 +56,7 @@ def painting_render(
         size=size or settings.RENDER_SIZE,
         strictness=strictness,
         render_failed_gate=render_failed_gate,
+        check_determinism=check_determinism,
     )
     result = painting.to_dict()
     result["png_path"] = store_content_addressed(painting.png, folder="renders") if painting.png else None

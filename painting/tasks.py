@@ -18,16 +18,19 @@ from painting import services
     time_limit=settings.RENDER_TIME_LIMIT_S, soft_time_limit=settings.RENDER_TIME_LIMIT_S - 30,
 )
 def render_sketch(
-    code: str, seed: int = 0, size: int | None = None, strictness: str = "allowlist", render_failed_gate: bool = False
+    code: str, seed: int = 0, size: int | None = None, strictness: str = "allowlist", render_failed_gate: bool = False,
+    check_determinism: bool = False,
 ) -> dict:
-    """Gate + sandboxed render of one sketch; the PNG is stored, its path returned.
+    """Gate + sandboxed render of one sketch (+ the painted-text check, and a second render when
+    `check_determinism`); the PNG is stored, its path returned.
 
     Idempotent: the same (code, seed, size) stores the same content-addressed file. A bad
     sketch is a verdict in the result; only infrastructure failure (RenderUnavailable)
     fails the task, which callers turn into a None reward.
     """
     return services.painting_render(
-        code=code, seed=seed, size=size, strictness=strictness, render_failed_gate=render_failed_gate
+        code=code, seed=seed, size=size, strictness=strictness, render_failed_gate=render_failed_gate,
+        check_determinism=check_determinism,
     )
 
 

@@ -220,7 +220,8 @@ def _paint(run: Run, samples: list[tuple[str, int, str]], references: tuple[int,
         jobs = [PaintJob(reply=reply, prompt=subject, seed=render_seed(run.seed, EVAL_STEP, number),
                          reference_ids=references) for s, number, reply in samples if s == subject]
         batches[subject] = paint_batch(jobs, recipe=recipe, pool_id=run.pool_id, size=args.render_size,
-                                       executor=executor, render_deadline_s=deadline_s, score_deadline_s=deadline_s)
+                                       executor=executor, render_deadline_s=deadline_s, score_deadline_s=deadline_s,
+                                       check_every=1)
     return batches
 
 
@@ -232,6 +233,8 @@ def _subject_figures(paintings: list[Painted], rewards: list[float | None], late
         "samples": samples,
         "gate_pass_rate": sum(1 for p in paintings if p.gate_passed) / max(1, samples),
         "rendered": sum(1 for p in paintings if p.passed),
+        # every painting that passed its first render is rendered again and compared (determinism.py)
+        "determinism_checked": sum(1 for p in paintings if "determinism" in (p.render or {}).get("findings", {})),
         "mean_reward": fmean(valid) if valid else None,
         "none": sum(1 for r in rewards if r is None),
         "late": late,
@@ -247,6 +250,7 @@ def _store(run: Run, per_subject: dict[str, dict], references: tuple[int, ...], 
         "mean_reward": fmean(all_rewards) if all_rewards else None,
         "none": sum(s["none"] for s in per_subject.values()),
         "late": sum(s["late"] for s in per_subject.values()),
+        "determinism_checked": sum(s["determinism_checked"] for s in per_subject.values()),
         "samples": sum(s["samples"] for s in per_subject.values()),
         "references": list(references),
         "per_subject": per_subject,

@@ -288,6 +288,7 @@ class PaintingReward:
         return paint_batch(
             jobs, recipe=self.recipe, pool_id=self.run.pool_id, size=self.args.render_size, executor=self.executor,
             render_deadline_s=self.args.render_deadline_s, score_deadline_s=self.args.score_deadline_s,
+            check_every=settings.DETERMINISM_EVERY,
         )
 
     def _wait_for_workers(self, queues: tuple[str, ...]) -> list[str]:

@@ -29,10 +29,15 @@ RENDER_TIMEOUT = "render_timeout"
 BLANK_CANVAS = "blank_canvas"
 CANVAS_TOO_LARGE = "canvas_too_large"
 CANVAS_SWAPPED = "canvas_swapped"
+# Verdicts on the painting itself, after the page: legible writing in it (text_check.py),
+# and a second render with the same seed that came out different (determinism.py).
+PAINTED_TEXT = "painted_text"
+NONDETERMINISTIC = "nondeterministic"
 
 RUNTIME_CODES: tuple[str, ...] = (
     RUNTIME_BARE_PRIMITIVE, RUNTIME_TEXT, RUNTIME_FORBIDDEN_API, RUNTIME_DISALLOWED_BRUSH,
-    RENDER_ERROR, RENDER_TIMEOUT, BLANK_CANVAS, CANVAS_TOO_LARGE, CANVAS_SWAPPED,
+    RENDER_ERROR, RENDER_TIMEOUT, BLANK_CANVAS, CANVAS_TOO_LARGE, CANVAS_SWAPPED, PAINTED_TEXT,
+    NONDETERMINISTIC,
 )
 
 EXPORT_NAME = "__paintExport"  # the harness's door for setup/draw (imported, never shadowed)

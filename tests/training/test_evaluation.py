@@ -104,6 +104,7 @@ def test_a_run_with_revision_turns_is_evaluated_on_its_final_sketches_after_the_
     (first_refused, final_refused), (first_good, final_good) = subject["turn_rewards"]
     assert first_refused == 0.0 and min(final_refused, first_good, final_good) > 0
     assert subject["rewards"] == [final_refused, final_good]
+    assert subject["determinism_checked"] == subject["rendered"] == 2  # evaluation paints every one twice
     assert result["turns"] == 2 and result["turn_mean_rewards"] == pytest.approx(
         [(first_refused + first_good) / 2, (final_refused + final_good) / 2])
     assert result["mean_reward"] == pytest.approx((final_refused + final_good) / 2)

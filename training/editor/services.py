@@ -151,8 +151,9 @@ def _render_start(revision: Revision, *, wait_s: float) -> None:
     revision.stage_started_at = timezone.now()
     revision.wait_s = wait_s
     revision.save()
-    # Rendered even when the gate fails (the reward stays 0): the author sees what it draws.
-    kwargs = {**rollout_render_settings(revision.rollout), "render_failed_gate": True}
+    # Rendered even when the gate fails (the reward stays 0): the author sees what it draws; a
+    # painting that passes is rendered twice, since its reward stands beside the rollout's.
+    kwargs = {**rollout_render_settings(revision.rollout), "render_failed_gate": True, "check_determinism": True}
     revision_id, code = revision.id, revision.code
     transaction.on_commit(
         lambda: _enqueue(revision_id, "render_task_id", render_sketch, [code], kwargs, task_id, wait_s, **limits)

@@ -78,6 +78,9 @@ def test_a_revision_renders_then_scores_against_the_originals_references_with_it
     index = rollout.group * run.hyperparameters["num_generations"] + rollout.position
     assert revision.render["size"] == 128
     assert revision.render["seed"] == run.seed + rollout.step * 1000 + index  # the trainer's seed
+    # an editor render is read for writing and painted twice (the reward stands beside training's)
+    assert revision.render["findings"]["text"]["legible"] is False
+    assert revision.render["findings"]["determinism"]["same"] is True
     assert revision.reward is None  # not scored yet: no made-up number
 
     revision = settle(services.revision_score(revision=revision))
