@@ -45,6 +45,8 @@ from paintapp.env.sandbox import (
     BLANK_CANVAS,
     CANVAS_SWAPPED,
     CANVAS_TOO_LARGE,
+    NONDETERMINISTIC,
+    PAINTED_TEXT,
     RENDER_TIMEOUT,
     RUNTIME_BARE_PRIMITIVE,
     RUNTIME_DISALLOWED_BRUSH,
@@ -89,6 +91,9 @@ _RUNTIME_WORDS = {
     BLANK_CANVAS: "The canvas came out blank",
     CANVAS_TOO_LARGE: "Its canvas was larger than allowed",
     CANVAS_SWAPPED: "The canvas it painted on was not the one createCanvas made",
+    PAINTED_TEXT: "The painting shows legible writing, which is refused: paint the subject, not words",
+    NONDETERMINISTIC: ("Painted twice with the same seed it came out different: a painting may depend on "
+                       "randomSeed and noiseSeed only"),
 }
 
 
@@ -211,6 +216,8 @@ def _render_section(code: str | None, render: Render) -> str:
         if words is None:  # render_error: the errors above say it
             continue
         shown = names.get(violation, [])
+        if violation == PAINTED_TEXT:
+            shown = [repr(w) for w in render.findings.get("text", {}).get("words", [])[:5]]
         lines.append(f"{words}: {', '.join(shown)}." if shown else f"{words}.")
     if not lines:
         return "It ran without errors."

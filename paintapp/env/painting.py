@@ -9,10 +9,13 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
+from paintapp.env.determinism import compare_paintings
 from paintapp.env.gate import GateVerdict, gate_reply, gate_source
 from paintapp.env.length import length_score
-from paintapp.env.render_result import Render
+from paintapp.env.render_result import Render, RenderUnavailable
 from paintapp.env.renderer import Renderer
+from paintapp.env.sandbox import NONDETERMINISTIC, PAINTED_TEXT
+from paintapp.env.text_check import TextCheck, TextCheckUnavailable, get_text_check
 
 # Violation codes that leave nothing to render.
 UNRENDERABLE = frozenset({"no_sketch_in_response", "truncated", "too_long", "gate_error"})
@@ -60,6 +63,7 @@ class Painting:
             "size": render.size if render else None,
             "seed": render.seed if render else None,
             "length_score": self.length_score,
+            "findings": render.findings if render else {},
             "png": base64.b64encode(self.png).decode("ascii") if include_png and self.png else None,
         }
 
@@ -72,14 +76,18 @@ def paint_source(
     size: int = 600,
     strictness: str = "allowlist",
     render_failed_gate: bool = False,
+    check_determinism: bool = False,
+    text_check: TextCheck | None = None,
 ) -> Painting:
     """Gate `code`, then render it when it passed (or always, if asked and renderable).
 
     `renderer=None` gives the static verdict alone. A render raises RenderUnavailable only
-    for infrastructure failure; a bad sketch is always a verdict.
+    for infrastructure failure; a bad sketch is always a verdict. A painting that passed is
+    read for writing (`text_check`, this process's by default: text_check.py), and with
+    `check_determinism` rendered once more with the same seed (determinism.py).
     """
     verdict = gate_source(code, strictness=strictness)
-    return _finish(code, verdict, renderer, seed, size, render_failed_gate)
+    return _finish(code, verdict, renderer, seed, size, render_failed_gate, check_determinism, text_check)
 
 
 def paint_reply(
@@ -90,17 +98,42 @@ def paint_reply(
     size: int = 600,
     strictness: str = "allowlist",
     render_failed_gate: bool = False,
+    check_determinism: bool = False,
+    text_check: TextCheck | None = None,
 ) -> Painting:
     """Like paint_source, for a model's whole reply (the sketch is extracted first)."""
     code, verdict = gate_reply(reply, strictness=strictness)
-    return _finish(code, verdict, renderer, seed, size, render_failed_gate)
+    return _finish(code, verdict, renderer, seed, size, render_failed_gate, check_determinism, text_check)
 
 
 def _finish(
-    code: str | None, verdict: GateVerdict, renderer: Renderer | None, seed: int, size: int, always: bool
+    code: str | None, verdict: GateVerdict, renderer: Renderer | None, seed: int, size: int, always: bool,
+    check_determinism: bool, text_check: TextCheck | None,
 ) -> Painting:
     render = None
     renderable = code is not None and not (set(verdict.codes) & UNRENDERABLE)
     if renderer is not None and renderable and (verdict.passed or always):
         render = renderer.render(code, seed=seed, size=size)
+        if render.passed:
+            check_painted_text(render, text_check or get_text_check())
+        if check_determinism and render.passed:
+            again = renderer.render(code, seed=seed, size=size)
+            comparison = compare_paintings(render.png, render.violations, again.png, again.violations)
+            render.timings["determinism_ms"] = round(again.elapsed_ms, 1)
+            render.findings["determinism"] = comparison.to_dict()
+            if not comparison.same:
+                render.violations.append(NONDETERMINISTIC)
     return Painting(code=code, gate=verdict, render=render, length_score=length_score(code or ""))
+
+
+def check_painted_text(render: Render, text_check: TextCheck) -> None:
+    """Read a painting for writing; legible words fail it as `painted_text`. A text check
+    that cannot run is infrastructure (RenderUnavailable), never a verdict."""
+    try:
+        found = text_check.find(render.png)
+    except TextCheckUnavailable as exc:
+        raise RenderUnavailable(f"the painted-text check cannot run: {exc}") from exc
+    render.timings["text_check_ms"] = round(found.elapsed_ms, 1)
+    render.findings["text"] = found.to_dict()
+    if found.legible:
+        render.violations.append(PAINTED_TEXT)

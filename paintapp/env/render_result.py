@@ -52,6 +52,9 @@ class Render:
     seed: int = 0
     # What the page tried and the sandbox refused (aborted requests, CSP reports).
     blocked: list[str] = field(default_factory=list)
+    # What the checks on the finished painting found (painting.py): "text", the words the
+    # painted-text check read; "determinism", how a second render with the same seed compared.
+    findings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def rendered(self) -> bool:

@@ -19,6 +19,7 @@ from tree_sitter import Language, Parser
 from paintapp.env import seedgen
 from paintapp.env.gate import gate_source
 from paintapp.env.render_result import Render
+from paintapp.env.text_check import get_text_check
 from tests.env.adversarial import (
     BENCH_DIR,
     CASES,
@@ -204,3 +205,5 @@ def legit_renders() -> dict[str, Render]:
 def test_every_legitimate_sketch_renders_and_passes(legit_renders, name: str):
     result = legit_renders[name]
     assert result.passed, (name, result.violations, [e.message for e in result.errors][:3])
+    found = get_text_check().find(result.png)  # what the render worker reads next
+    assert not found.legible, (name, found.words)

@@ -1,6 +1,7 @@
 """The one pipeline from sketch to reward: verdicts are 0, infrastructure failures are None."""
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from painting.pipeline import (
     Painted,
     PaintJob,
     Workers,
+    _determinism_sample,
     paint_batch,
     render_seed,
     stage_queues,
@@ -159,3 +161,56 @@ def test_a_recipe_that_weights_nothing_scored_renders_without_scoring(in_process
 def test_the_render_seed_rule_gives_each_step_and_index_its_own_seed():
     seeds = {render_seed(7, step, index) for step in range(0, 4) for index in range(16)}
     assert len(seeds) == 64 and render_seed(7, 2, 3) == 2010
+
+
+# --- reward integrity: determinism and painted writing ---------------------------------------
+
+STACK_DEPTH = (CORPUS / "nondeterministic" / "stack_depth.js").read_text()
+UNPINNED = ("--js-flags=--max-old-space-size=1024",)  # V8's background compilers left on
+
+
+def test_a_painting_checked_for_determinism_passes_when_its_twin_agrees(in_process, media):
+    batch = paint_batch([PaintJob(reply=GOOD, prompt="x", seed=5), PaintJob(reply=BARE_RECT, prompt="x", seed=6)],
+                        recipe=RENDER_ONLY, pool_id=None, size=128, executor=in_process, check_every=1)
+    good, refused = batch.paintings
+    assert good.passed and good.reward == 1.0 and good.render["findings"]["determinism"]["same"]
+    assert refused.render is None and batch.determinism_checked == 1  # only sketches that passed the gate
+
+
+def test_a_painting_that_depends_on_the_stack_budget_fails_as_nondeterministic_and_is_worth_zero(media):
+    # Without the harness's pin (V8 on one thread) the probe's depth moved in 10 of 12 pairs.
+    with Renderer(RendererConfig(timeout_s=30, extra_args=UNPINNED)) as unpinned:
+        batch = paint_batch([PaintJob(reply=STACK_DEPTH, prompt="x", seed=9) for _ in range(4)], recipe=RENDER_ONLY,
+                            pool_id=None, size=128, executor=InProcess(unpinned), check_every=1)
+    caught = [p for p in batch.paintings if "nondeterministic" in p.violations]
+    assert caught and batch.determinism_checked == 4
+    assert all(p.reward == 0.0 and p.failure == "" and not p.passed for p in caught)
+
+
+def test_one_in_n_sketches_is_drawn_for_a_second_render():
+    rng = random.Random(3)
+    assert _determinism_sample(list(range(40)), 0, rng) == []
+    assert _determinism_sample(list(range(40)), 1, rng) == list(range(40))
+    drawn = [len(_determinism_sample(list(range(80)), 8, random.Random(seed))) for seed in range(50)]
+    assert 8 <= sum(drawn) / len(drawn) <= 12  # 80 / 8 = 10 on average
+
+
+def test_a_twin_lost_to_infrastructure_checks_nothing_and_fails_nothing(media):
+    class LosesTwins(InProcess):
+        def render(self, calls, **kwargs):
+            first = super().render(calls[:1], **kwargs)
+            return first + [RuntimeError("render worker gone")] * (len(calls) - 1)
+
+    batch = paint_batch([PaintJob(reply=GOOD, prompt="x", seed=5)], recipe=RENDER_ONLY, pool_id=None, size=128,
+                        executor=LosesTwins(), check_every=1)
+    painted = batch.paintings[0]
+    assert painted.passed and painted.reward == 1.0 and painted.failure == "" and batch.determinism_checked == 0
+
+
+def test_a_painting_given_as_png_with_writing_in_it_is_painted_text(renderer, media):
+    from tests.env.adversarial.painted_text import STYLES, text_sketch
+
+    png = renderer.render(text_sketch("BEST PAINTING", STYLES[0]), seed=1, size=400).png
+    painted = paint_batch([PaintJob(reply=None, prompt="a flower", png=png)], recipe=HPS_ONLY, pool_id=None, size=192,
+                          executor=InProcess()).paintings[0]
+    assert painted.violations == ["painted_text"] and painted.reward == 0.0 and painted.score is None
