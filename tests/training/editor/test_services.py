@@ -117,6 +117,25 @@ def test_an_endless_loop_is_a_render_timeout_verdict_worth_0_and_the_worker_goes
     assert after.status == Revision.Status.RENDERED and after.passed
 
 
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_writing_painted_with_brush_marks_is_painted_text_worth_0_and_the_page_says_what_it_read(
+        start_worker, rollout, curator, client):
+    from tests.env.adversarial.painted_text import Style, text_sketch
+
+    start_worker("render")
+    strokes = Style("large strokes", cell=8, mark="stroke", x=10, y=40)  # legible even at the run's 128 px
+    written = settle(services.revision_render(rollout=rollout, code=text_sketch("WINNER", strokes),
+                                              created_by=curator))
+    assert written.status == Revision.Status.DONE and written.violations == ["painted_text"]
+    assert written.reward == 0.0 and written.png  # the painting is kept: the curator sees the writing
+    words = written.render["findings"]["text"]["words"]
+    assert "WINNER" in words and "determinism" not in written.render["findings"]  # it failed: no second render
+    client.force_login(curator)
+    page = client.get(url("rollout", rollout) + f"?revision={written.id}").content.decode()
+    assert 'id="painted-text"' in page and "<q>WINNER</q>" in page
+
+
 @pytest.mark.django_db(transaction=True)
 def test_without_a_render_worker_the_revision_fails_with_a_clear_error_and_no_reward(worker_env, rollout, curator):
     revision = services.revision_render(rollout=rollout, code=GOOD, created_by=curator, wait_s=1.5)
