@@ -418,7 +418,7 @@ def _check_determinism(first: dict | None, twin: dict | None) -> int:
     1 when compared, 0 when there was nothing to compare (either render lost, or not passed)."""
     if first is None or twin is None or not first.get("passed"):
         return 0
-    comparison = compare_paintings(_png_of(first), list(first.get("violations", [])), _png_of(twin),
+    comparison = compare_paintings(render_png(first), list(first.get("violations", [])), render_png(twin),
                                    list(twin.get("violations", [])))
     first["findings"] = {**first.get("findings", {}), "determinism": comparison.to_dict()}
     if not comparison.same:
@@ -427,7 +427,9 @@ def _check_determinism(first: dict | None, twin: dict | None) -> int:
     return 1
 
 
-def _png_of(render: dict) -> bytes | None:
+def render_png(render: dict) -> bytes | None:
+    """The PNG of what render_sketch returned (its bytes, or the stored file), or None when
+    nothing was painted."""
     if render.get("png"):
         return render["png"]
     if not render.get("png_path"):

@@ -50,7 +50,7 @@ from typing import Any
 from paintapp.env.extraction import is_keep_reply, reply_text
 from paintapp.env.feedback import feedback_text, revision_messages, turn_from_records
 from paintapp.env.prompts import build_messages, make_subject
-from painting.pipeline import Painted
+from painting.pipeline import Painted, render_png
 from training import together
 from training.feedback_images import FEEDBACK_IMAGES, EncodedPainting, PaintingEncoder, stacked
 
@@ -84,15 +84,7 @@ def turn_feedback(painted: Painted) -> str:
 def painting_png(painted: Painted) -> bytes | None:
     """The PNG a turn's sketch painted (a blank canvas too: that is worth seeing), or None
     when nothing was rendered."""
-    render = painted.render or {}
-    if render.get("png"):
-        return render["png"]
-    if not render.get("png_path"):
-        return None
-    from django.core.files.storage import default_storage
-
-    with default_storage.open(render["png_path"], "rb") as fh:
-        return fh.read()
+    return render_png(painted.render or {})
 
 
 def rollout_reward(turn_rewards: Sequence[float | None], *, gain_weight: float) -> float | None:
