@@ -170,8 +170,8 @@ class KeyValues:
                 return None
             method = self.text(prop)
             if (obj.type == "identifier" and self.text(obj) in ("Math", "Number")
-                    and self.scopes.is_free(obj)):
-                return NOTHING
+                    and self.scopes.is_free(obj) and method not in self.defined):
+                return NOTHING  # (`Math.floor = () => "x"` would make it a method of the sketch's)
             if method in _NUMERIC_METHODS and method not in self.defined:
                 return NOTHING
         return None
