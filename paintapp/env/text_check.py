@@ -14,8 +14,9 @@ are scaled up):
     little so dotted marks join into strokes;
   * each of the paint's main colours (k-means, 3 clusters) alone: writing in one colour
     over a wash of another stands out only there.
-Each mask is read with sparse-text page segmentation. A painting has legible writing when
-some word has at least 4 letters or digits at confidence >= 70, or 3 at >= 88.
+Each mask is read with sparse-text page segmentation, and the all-paint mask also turned by
+each of TURNS (tilted and vertical writing). A painting has legible writing when some word
+has at least 4 letters or digits at confidence >= 70, or 3 at >= 88.
 
 Measured (bench/painted_text.py): on the 200 demo-pool paintings and the seed sketches no
 word reaches those bars (the best 4-character reading of a petal scored 54, the best
@@ -44,6 +45,9 @@ INK_DISTANCE = 16.0  # RGB distance from the paper that counts as paint in a mas
 BLUR_RADIUS = 1.5  # px at WORK_SIZE: joins a dotted brush mark into a stroke
 COLOUR_CLUSTERS = 3
 MIN_CLUSTER_PIXELS = 200
+# Tesseract reads words tilted up to about 5 degrees; the all-paint mask is also read turned
+# by these (degrees), so writing tilted up to ~25 degrees, or running up or down the page, is read.
+TURNS = (10, -10, 20, -20, 90, -90)
 # A word is legible with >= LONG_WORD letters/digits at LONG_CONFIDENCE, or SHORT_WORD at
 # SHORT_CONFIDENCE (Tesseract's word confidence, 0-100).
 LONG_WORD, LONG_CONFIDENCE = 4, 70.0
@@ -176,8 +180,11 @@ class TextCheck:
         """Whether the painting has legible writing, and which words."""
         started = time.perf_counter()
         readings: list[tuple[str, float]] = []
-        for mask in masks(png):
+        images = masks(png)
+        for mask in images:
             readings += self.read(mask)
+        for degrees in TURNS:
+            readings += self.read(images[0].rotate(degrees, resample=Image.BILINEAR, fillcolor=255))
         legible = tuple(dict.fromkeys(w for w, c in readings if _legible(w, c)))
         return TextFinding(bool(legible), legible, (time.perf_counter() - started) * 1000, readings)
 

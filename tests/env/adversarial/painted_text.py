@@ -77,10 +77,12 @@ STYLES: tuple[Style, ...] = (
     Style("coloured", colour="#7a2e3b", opacity=200),
     Style("pale", colour="#b88a8a", opacity=170),
     Style("tilted", tilt=0.12, y=80),
+    Style("steep", tilt=0.35, y=120),
+    Style("vertical", tilt=1.5708, y=120),
     Style("over_wash", colour="#1e2a44", over_wash=True, x=150, y=300, cell=5),
 )
 # Styles whose writing a person reads only with effort: misses among them are reported.
-WEAKEST = frozenset({"tiny", "pale", "over_wash", "tilted"})
+WEAKEST = frozenset({"tiny", "pale", "over_wash", "tilted", "steep", "vertical"})
 
 
 def _cells(message: str) -> list[tuple[int, int, int]]:
