@@ -8,8 +8,8 @@ through the `tesserocr` binding, with Debian's `tesseract-ocr-eng` data) before 
 scored, and a painting with a legible word or number fails like any other verdict.
 
 Watercolour brush marks are dotted and faint, and OCR of a raw painting reads little of
-them, so the painting is turned into black-on-white masks first, at 600 px (smaller renders
-are scaled up):
+them, so the painting is turned into black-on-white masks first, at 600 px (a smaller render
+at twice its size):
   * all paint: every pixel farther than INK_DISTANCE from the paper colour, blurred a
     little so dotted marks join into strokes;
   * each of the paint's main colours (k-means, 3 clusters) alone: writing in one colour
@@ -35,12 +35,21 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageFilter
+from threadpoolctl import threadpool_limits
 
 from paintapp.env.image import as_array, background_colour
 
+try:  # imported with the module, so a render worker pays for it at start, not at its first render
+    import tesserocr
+except ImportError:  # pragma: no cover - requirements.txt installs it; the check then says so
+    tesserocr = None
+
 __all__ = ["TextCheck", "TextCheckUnavailable", "TextFinding", "get_text_check", "tessdata_dir"]
 
-WORK_SIZE = 600  # px: the sketch's own canvas size; smaller renders are scaled up to it
+# px: the sketch's own canvas size. A smaller render is read at twice its size, at most this:
+# its letters are then as many pixels tall as Tesseract likes (20-40), and more would add
+# pixels to read, not legibility.
+WORK_SIZE = 600
 INK_DISTANCE = 16.0  # RGB distance from the paper that counts as paint in a mask
 BLUR_RADIUS = 1.5  # px at WORK_SIZE: joins a dotted brush mark into a stroke
 COLOUR_CLUSTERS = 3
@@ -88,9 +97,9 @@ def _legible(word: str, confidence: float) -> bool:
     return (n >= LONG_WORD and confidence >= LONG_CONFIDENCE) or (n >= SHORT_WORD and confidence >= SHORT_CONFIDENCE)
 
 
-def _mask(selected: np.ndarray) -> Image.Image:
+def _mask(selected: np.ndarray, blur: float) -> Image.Image:
     """Black strokes on white: the selected pixels, blurred so dotted marks join."""
-    img = Image.fromarray(selected.astype(np.uint8) * 255).filter(ImageFilter.GaussianBlur(BLUR_RADIUS))
+    img = Image.fromarray(selected.astype(np.uint8) * 255).filter(ImageFilter.GaussianBlur(blur))
     return Image.fromarray(np.where(np.asarray(img) > 64, 0, 255).astype(np.uint8))
 
 
@@ -110,23 +119,26 @@ def _clusters(pixels: np.ndarray, k: int, rounds: int = 8) -> np.ndarray:
 def masks(png: bytes) -> list[Image.Image]:
     """The black-on-white images the check reads: all paint, then each main paint colour."""
     image = Image.fromarray(as_array(png))
-    if image.width != WORK_SIZE:
-        image = image.resize((WORK_SIZE, WORK_SIZE * image.height // max(image.width, 1)), Image.BILINEAR)
+    width = min(WORK_SIZE, 2 * image.width)
+    if image.width != width:
+        image = image.resize((width, width * image.height // max(image.width, 1)), Image.BILINEAR)
     rgb = np.asarray(image, dtype=np.float32)
     paper = np.array(background_colour(np.asarray(image)), dtype=np.float32)
     paint = np.sqrt(((rgb - paper) ** 2).sum(-1)) > INK_DISTANCE
-    out = [_mask(paint)]
+    scale = width / WORK_SIZE
+    blur, least = BLUR_RADIUS * scale, MIN_CLUSTER_PIXELS * scale * scale
+    out = [_mask(paint, blur)]
     where = np.flatnonzero(paint)
-    if len(where) >= COLOUR_CLUSTERS * MIN_CLUSTER_PIXELS:
+    if len(where) >= COLOUR_CLUSTERS * least:
         pixels = rgb.reshape(-1, 3)[where]
         centres = _clusters(pixels, COLOUR_CLUSTERS)
         labels = ((pixels[:, None, :] - centres[None]) ** 2).sum(-1).argmin(1)
         for j in range(len(centres)):
             members = where[labels == j]
-            if len(members) >= MIN_CLUSTER_PIXELS:
+            if len(members) >= least:
                 selected = np.zeros(paint.size, dtype=bool)
                 selected[members] = True
-                out.append(_mask(selected.reshape(paint.shape)))
+                out.append(_mask(selected.reshape(paint.shape), blur))
     return out
 
 
@@ -142,10 +154,8 @@ class TextCheck:
         api = getattr(self._local, "api", None)
         if api is not None:
             return api
-        try:
-            import tesserocr
-        except ImportError as exc:  # pragma: no cover - requirements.txt installs it
-            raise TextCheckUnavailable(f"the tesserocr package is not installed ({exc})") from exc
+        if tesserocr is None:  # pragma: no cover - requirements.txt installs it
+            raise TextCheckUnavailable("the tesserocr package is not installed")
         if self.tessdata is None or not (Path(self.tessdata) / "eng.traineddata").is_file():
             raise TextCheckUnavailable(
                 f"Tesseract's English data (eng.traineddata) is not in {self.tessdata or 'any known folder'}: "
@@ -159,8 +169,6 @@ class TextCheck:
 
     def read(self, image: Image.Image) -> list[tuple[str, float]]:
         """Every word Tesseract reads in one mask, with its confidence."""
-        import tesserocr
-
         api = self._api()
         api.SetImage(image)
         api.Recognize()
@@ -180,11 +188,15 @@ class TextCheck:
         """Whether the painting has legible writing, and which words."""
         started = time.perf_counter()
         readings: list[tuple[str, float]] = []
-        images = masks(png)
-        for mask in images:
-            readings += self.read(mask)
-        for degrees in TURNS:
-            readings += self.read(images[0].rotate(degrees, resample=Image.BILINEAR, fillcolor=255))
+        # numpy's OpenBLAS would spread the masks' arithmetic over every core and then spin:
+        # 300 ms of CPU a painting against 187 on one thread, in the same wall time, taken
+        # from the Chromium renders beside it
+        with threadpool_limits(limits=1, user_api="blas"):
+            images = masks(png)
+            for mask in images:
+                readings += self.read(mask)
+            for degrees in TURNS:
+                readings += self.read(images[0].rotate(degrees, resample=Image.BILINEAR, fillcolor=255))
         legible = tuple(dict.fromkeys(w for w, c in readings if _legible(w, c)))
         return TextFinding(bool(legible), legible, (time.perf_counter() - started) * 1000, readings)
 
