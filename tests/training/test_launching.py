@@ -10,6 +10,7 @@ import psutil
 import pytest
 
 from paintapp.workers import missing_worker_message
+from painting.tasks import render_sketch
 from tests.curation.factories import make_pool
 from tests.support.processes import still_running
 from tests.support.runs import FAST, wait_for, wait_until_ended
@@ -18,6 +19,7 @@ from training.launching import failure_report, launch_command
 from training.models import Rollout, Run, Step
 from training.tasks import resume_waiting_runs
 
+GOOD = (Path(__file__).resolve().parents[1] / "env" / "corpus" / "good" / "hibiscus.js").read_text()
 TWO_PROCESSES = FAST | {"num_processes": 2, "max_completion_length": 1024}
 
 
@@ -86,6 +88,9 @@ def test_a_two_process_run_without_render_workers_pauses_and_resumes_to_finish_w
         assert (r.reward is None and r.failure.startswith("render:")) or (r.reward == 0.0 and r.violations), r.failure
 
     start_worker("render")
+    # The new worker's browser starts on its first render; started here, its cold start (slow on
+    # a loaded machine) cannot run the redone step past its 10 s deadline.
+    assert render_sketch.delay(GOOD, size=128).get(timeout=120)["passed"]
     assert resume_waiting_runs.delay().get(timeout=60) == [run.id]
     run = wait_until_ended(run, timeout=500)
     assert run.status == "finished", run.error
