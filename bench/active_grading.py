@@ -32,7 +32,7 @@ from django.db import transaction  # noqa: E402
 from curation.active import entropy_bits, judge_fit, tier_distribution  # noqa: E402
 from curation.measuring import reference_features  # noqa: E402
 from curation.services import reference_create  # noqa: E402
-from paintapp.env.features import image_features  # noqa: E402
+from paintenv.features import image_features  # noqa: E402
 
 
 def sheet(rng: np.random.Generator, washes: int) -> bytes:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import statistics
 import time
 
-from paintapp.env.gate import gate_source
-from paintapp.env.seedgen import generate_pool
+from paintenv.gate import gate_source
+from paintenv.seedgen import generate_pool
 
 
 def timed(code: str, repeat: int = 15) -> float:

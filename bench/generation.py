@@ -30,8 +30,8 @@ import django  # noqa: E402
 
 django.setup()
 
-from paintapp.env.gate import gate_reply  # noqa: E402
-from paintapp.env.prompts import SUBJECTS, build_messages, make_subject  # noqa: E402
+from paintenv.gate import gate_reply  # noqa: E402
+from paintenv.prompts import SUBJECTS, build_messages, make_subject  # noqa: E402
 from training.config import RunArguments  # noqa: E402
 from training.models import Run  # noqa: E402
 from training.rewarding import completion_text  # noqa: E402

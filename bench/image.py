@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from paintapp.env.image import paint_fraction
+from paintenv.image import paint_fraction
 
 
 def main() -> None:

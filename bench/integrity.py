@@ -11,7 +11,7 @@ the checks on the finished painting: the painted-text check, and a second render
 same seed compared within the same-seed tolerance (the determinism check). It prints how
 many pass each layer, by style, with the codes of those that fail, and the largest
 difference a same-seed pair showed. Then, unless --no-hostile, every
-case of the adversarial corpus (tests/env/adversarial/) through each layer alone,
+case of the adversarial corpus (tests/paintenv/adversarial/) through each layer alone,
 printing how many each layer let through (it should be none; cases whose forbidden part
 sits in a p5 input handler never run, so only the gate can see them).
 
@@ -32,12 +32,12 @@ from tqdm import tqdm
 
 REPO = Path(__file__).resolve().parents[1]
 
-from paintapp.env.determinism import compare_paintings  # noqa: E402
-from paintapp.env.gate import gate_source  # noqa: E402
-from paintapp.env.render_config import RendererConfig  # noqa: E402
-from paintapp.env.renderer import Renderer  # noqa: E402
-from paintapp.env.seedgen import POOL_SEED, WARM_START_SEED, generate_pool  # noqa: E402
-from paintapp.env.text_check import get_text_check  # noqa: E402
+from paintenv.determinism import compare_paintings  # noqa: E402
+from paintenv.gate import gate_source  # noqa: E402
+from paintenv.render_config import RendererConfig  # noqa: E402
+from paintenv.renderer import Renderer  # noqa: E402
+from paintenv.seedgen import POOL_SEED, WARM_START_SEED, generate_pool  # noqa: E402
+from paintenv.text_check import get_text_check  # noqa: E402
 
 DEAD_HANDLERS = {"mousePressed", "windowResized"}
 
@@ -114,7 +114,7 @@ def memory_mb(renderer: Renderer) -> float:
 
 
 def hostile_verdicts(renderer: Renderer, size: int) -> list[dict]:
-    from tests.env.adversarial import CASES  # the corpus lives with the tests
+    from tests.paintenv.adversarial import CASES  # the corpus lives with the tests
 
     out = []
     for case in tqdm(CASES, desc="hostile corpus", file=sys.stderr):

@@ -22,8 +22,8 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from paintapp.env.judges import judge_against_references  # noqa: E402
-from paintapp.env.judges.vlm import VLMConfig, VLMJudge  # noqa: E402
+from paintenv.judges import judge_against_references  # noqa: E402
+from paintenv.judges.vlm import VLMConfig, VLMJudge  # noqa: E402
 from tests.support.fake_vlm_server import FakeVLMServer  # noqa: E402
 
 

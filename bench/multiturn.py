@@ -35,7 +35,7 @@ django.setup()
 from train_step import start_workers, stop_workers  # noqa: E402  (bench/ is the script's folder)
 
 from curation.selectors import pool_get  # noqa: E402
-from paintapp.env.gate import gate_source  # noqa: E402
+from paintenv.gate import gate_source  # noqa: E402
 from painting.selectors import default_recipe_name  # noqa: E402
 from training import services  # noqa: E402
 from training.models import Rollout, Run  # noqa: E402

@@ -5,12 +5,12 @@
 Renders the demo pool (`seedgen.generate_pool(N, seed=0, weak_share=0.3)`, what `make demo`
 seeds), the seed sketches (the tiny model's warm-start corpus, `generate_pool(N, seed=1,
 weak_share=0)`) and the good corpus, and reads every painting that passes the render with the
-painted-text check (paintapp/env/text_check.py), exactly as the render worker does. It prints:
+painted-text check (paintenv/text_check.py), exactly as the render worker does. It prints:
 
 * false positives: legitimate paintings the check refuses, with the words it read, and the
   margin: the most confident reading of a legitimate painting against the bars;
 * the cost per painting: median, 90th percentile and largest milliseconds of one core;
-* the hostile corpus (tests/env/adversarial/painted_text.py): writing painted with the allowed
+* the hostile corpus (tests/paintenv/adversarial/painted_text.py): writing painted with the allowed
   brush calls in 11 styles x 7 messages, and how many of each style the check catches.
 
 Progress goes to stderr; --json writes every reading.
@@ -30,12 +30,12 @@ from tqdm import tqdm
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from paintapp.env import text_check  # noqa: E402
-from paintapp.env.render_config import RendererConfig  # noqa: E402
-from paintapp.env.renderer import Renderer  # noqa: E402
-from paintapp.env.seedgen import POOL_SEED, WARM_START_SEED, generate_pool  # noqa: E402
-from tests.env.adversarial import GOOD_DIR  # noqa: E402
-from tests.env.adversarial.painted_text import STYLES, TEXT_CASES, WEAKEST  # noqa: E402
+from paintenv import text_check  # noqa: E402
+from paintenv.render_config import RendererConfig  # noqa: E402
+from paintenv.renderer import Renderer  # noqa: E402
+from paintenv.seedgen import POOL_SEED, WARM_START_SEED, generate_pool  # noqa: E402
+from tests.paintenv.adversarial import GOOD_DIR  # noqa: E402
+from tests.paintenv.adversarial.painted_text import STYLES, TEXT_CASES, WEAKEST  # noqa: E402
 
 
 def read_all(renderer: Renderer, check: text_check.TextCheck, items: list[tuple[str, str, int]], size: int,

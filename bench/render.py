@@ -26,13 +26,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-from paintapp.env import render_worker  # noqa: E402
-from paintapp.env.render_config import (  # noqa: E402
+from paintenv import render_worker  # noqa: E402
+from paintenv.render_config import (  # noqa: E402
     RendererConfig,
     chromium_args,
     playwright_disabled_features,
 )
-from paintapp.env.renderer import Renderer  # noqa: E402
+from paintenv.renderer import Renderer  # noqa: E402
 
 SKETCHES = {
     name: (REPO / "bench" / "sketches" / f"{name}.js").read_text() for name in ("trivial", "typical", "heavy")

@@ -30,9 +30,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "paintapp.settings")
 
 
 def _judge(reply: str, subject: str, *, renderer, seed: int, size: int, recipe, quality):
-    from paintapp.env.feedback import Turn
-    from paintapp.env.painting import paint_reply
-    from paintapp.env.reward import combine
+    from paintenv.feedback import Turn
+    from paintenv.painting import paint_reply
+    from paintenv.reward import combine
 
     painting = paint_reply(reply, renderer=renderer, seed=seed, size=size)
     score = quality.score(painting.png, prompt=subject) if painting.passed else None
@@ -67,11 +67,11 @@ def main() -> int:
     import torch
     from transformers import AutoTokenizer
 
-    from paintapp.env.feedback import feedback_text, revision_messages
-    from paintapp.env.prompts import build_messages, subject_by_slug
-    from paintapp.env.quality import load_quality
-    from paintapp.env.renderer import Renderer
-    from paintapp.env.reward import PRESETS
+    from paintenv.feedback import feedback_text, revision_messages
+    from paintenv.prompts import build_messages, subject_by_slug
+    from paintenv.quality import load_quality
+    from paintenv.renderer import Renderer
+    from paintenv.reward import PRESETS
     from training.model_loading import architecture
     from training.tiny_model import HIBISCUS_SUBJECTS, read_model_info, sample_chats
 

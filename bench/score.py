@@ -29,8 +29,8 @@ from statistics import fmean
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from paintapp.env.image import paint_fraction  # noqa: E402
-from paintapp.env.seedgen import WEAK_STYLES, SeedSketch, generate_pool  # noqa: E402
+from paintenv.image import paint_fraction  # noqa: E402
+from paintenv.seedgen import WEAK_STYLES, SeedSketch, generate_pool  # noqa: E402
 
 CACHE_DIR = ROOT / "bench" / "out" / "seeds"
 LOVE_COVERAGE = (0.12, 0.40)  # the demo rule's balanced band (curation/demo.py)
@@ -41,7 +41,7 @@ def progress(msg: str) -> None:
 
 
 def demo_tier(style: str, fraction: float) -> str:
-    """The documented demo grading rule, replicated (paintapp.env must not import curation)."""
+    """The documented demo grading rule, replicated (paintenv must not import curation)."""
     if style != "good":
         return "reject"
     low, high = LOVE_COVERAGE
@@ -64,8 +64,8 @@ def render_pool(sketches: list[SeedSketch], size: int, cache_dir: Path = CACHE_D
         else:
             todo.append(i)
     if todo:
-        from paintapp.env.render_config import RendererConfig
-        from paintapp.env.renderer import Renderer
+        from paintenv.render_config import RendererConfig
+        from paintenv.renderer import Renderer
 
         progress(f"rendering {len(todo)} of {len(sketches)} sketches at {size} px "
                  f"({len(sketches) - len(todo)} cached)")
@@ -127,10 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.render_only:
         return 0
 
-    from paintapp.env.features import clear_feature_cache, image_features
-    from paintapp.env.judges import judge_against_references
-    from paintapp.env.judges.taste import TasteJudge, evaluate_taste_model, fit_taste_model
-    from paintapp.env.quality.features import FeatureQualityScorer
+    from paintenv.features import clear_feature_cache, image_features
+    from paintenv.judges import judge_against_references
+    from paintenv.judges.taste import TasteJudge, evaluate_taste_model, fit_taste_model
+    from paintenv.quality.features import FeatureQualityScorer
 
     items = [(sk, png) for sk, png in zip(sketches, pngs) if png is not None]
     if len(items) < len(sketches):

@@ -16,9 +16,9 @@ from collections import defaultdict
 
 from PIL import Image, ImageDraw  # noqa: E402
 
-from paintapp.env.render_config import RendererConfig  # noqa: E402
-from paintapp.env.renderer import Renderer  # noqa: E402
-from paintapp.env.seedgen import STYLES, SeedSketch, generate, generate_pool  # noqa: E402
+from paintenv.render_config import RendererConfig  # noqa: E402
+from paintenv.renderer import Renderer  # noqa: E402
+from paintenv.seedgen import STYLES, SeedSketch, generate, generate_pool  # noqa: E402
 
 LABEL_H = 30
 

@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paintapp.env.judges.vlm import VLMConfig, VLMJudge  # noqa: E402
-from paintapp.env.quality.hpsv3 import HPSv3Scorer  # noqa: E402
+from paintenv.judges.vlm import VLMConfig, VLMJudge  # noqa: E402
+from paintenv.quality.hpsv3 import HPSv3Scorer  # noqa: E402
 from tests.support.tiny_vlm import ensure_built, random_painting  # noqa: E402
 from tests.support.vlm_server import VLMServer  # noqa: E402
 

@@ -11,7 +11,7 @@ calibrated — for the references that are no train member of the pool (its eval
 the other seed references, rejects included) and, with --run, for each run's rollouts.
 --retrain trains the pool's taste model again first, as a score worker does at freeze time.
 --save-features FILE writes every seed reference's image features, demo grade and split in
-the pool (what tests/env/data/demo_pool_features.json holds, from the pool `make demo`
+the pool (what tests/paintenv/data/demo_pool_features.json holds, from the pool `make demo`
 renders at 512 px).
 """
 from __future__ import annotations
@@ -36,9 +36,9 @@ from django.core.files.storage import default_storage  # noqa: E402
 from curation.models import Grade, Reference, TasteModel  # noqa: E402
 from curation.selectors import pool_get  # noqa: E402
 from curation.taste import taste_model_for, taste_model_train  # noqa: E402
-from paintapp.env.features import image_features  # noqa: E402
-from paintapp.env.judges.taste import TasteJudge  # noqa: E402
-from paintapp.env.judges.taste import TasteModel as FittedTasteModel  # noqa: E402
+from paintenv.features import image_features  # noqa: E402
+from paintenv.judges.taste import TasteJudge  # noqa: E402
+from paintenv.judges.taste import TasteModel as FittedTasteModel  # noqa: E402
 from training.models import Rollout  # noqa: E402
 
 BAND = (0.02, 0.98)

@@ -8,7 +8,7 @@ temperature 1 and calibrated, with the old feature set (FEATURE_NAMES) and the n
 Features come from the database's kept measurements (curation.measuring), measured and kept
 first where missing (~0.1–0.2 s a reference). The calibrated log-loss is in-sample for the one
 temperature it sets (fitted on these same eval pairs): the out-of-fold line is the check it
-never saw (see paintapp.env.judges.taste).
+never saw (see paintenv.judges.taste).
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ django.setup()
 
 from curation.measuring import reference_features  # noqa: E402
 from curation.selectors import pool_get  # noqa: E402
-from paintapp.env.features import FEATURE_NAMES, TASTE_FEATURE_NAMES  # noqa: E402
-from paintapp.env.judges.taste import PAIR_KINDS, evaluate_taste_model, fit_taste_model  # noqa: E402
+from paintenv.features import FEATURE_NAMES, TASTE_FEATURE_NAMES  # noqa: E402
+from paintenv.judges.taste import PAIR_KINDS, evaluate_taste_model, fit_taste_model  # noqa: E402
 
 
 def items(pool, split: str) -> list[tuple[dict, str]]:

@@ -1,7 +1,7 @@
 """The taste judge's held-out accuracy and calibration on seed-generator references graded by
 two rules: the demo's coverage rule (curation.demo.demo_tier) and a palette-harmony rule that
-does not look at coverage (paintapp.env.seedgen.harmony.harmony_tier), each with the old feature set
-(paintapp.env.features.FEATURE_NAMES) and with the new one (TASTE_FEATURE_NAMES), plus an
+does not look at coverage (paintenv.seedgen.harmony.harmony_tier), each with the old feature set
+(paintenv.features.FEATURE_NAMES) and with the new one (TASTE_FEATURE_NAMES), plus an
 ablation of the new feature groups.
 
     .venv/bin/python bench/taste_judge.py [--count 160] [--size 256] [--seed 0] [--splits 5]
@@ -31,9 +31,9 @@ sys.path.insert(0, str(REPO))
 def render_references(count: int, size: int, seed: int, cache: Path) -> list[dict]:
     """[{"id", "style", "palette", "composition", "paint_fraction", "png": path}] for the seed
     pool of `count`, rendered once into `cache`."""
-    from paintapp.env.render_config import RendererConfig
-    from paintapp.env.renderer import Renderer
-    from paintapp.env.seedgen import generate_pool
+    from paintenv.render_config import RendererConfig
+    from paintenv.renderer import Renderer
+    from paintenv.seedgen import generate_pool
 
     folder = cache / f"seed{seed}-n{count}-{size}px"
     folder.mkdir(parents=True, exist_ok=True)
@@ -57,7 +57,7 @@ def render_references(count: int, size: int, seed: int, cache: Path) -> list[dic
 
 
 KINDS = ("love_vs_okay", "okay_vs_reject", "love_vs_reject", "all")
-# The new features in groups, for the ablation (paintapp.env.features' docstring says what each measures).
+# The new features in groups, for the ablation (paintenv.features' docstring says what each measures).
 GROUPS = {
     "colour harmony": ("hue_harmony",),
     "edge softness": ("soft_edge_share",),
@@ -70,8 +70,8 @@ GROUPS = {
 def grade(rows: list[dict], count: int, seed: int) -> dict[str, list[str]]:
     """Each rule's tier per row: the demo's coverage rule and the palette-harmony rule."""
     from curation.demo import demo_tier
-    from paintapp.env.seedgen import generate_pool
-    from paintapp.env.seedgen.harmony import harmony_tier, sketch_palette
+    from paintenv.seedgen import generate_pool
+    from paintenv.seedgen.harmony import harmony_tier, sketch_palette
 
     subject_of = {s.id: s.subject_slug for s in generate_pool(count, seed=seed)}
     return {
@@ -98,7 +98,7 @@ def splits(tiers: list[str], n: int) -> list[np.ndarray]:
 def pooled(features: list[dict], tiers: list[str], masks: list[np.ndarray], names) -> dict:
     """Every split's eval figures pooled: per kind {"hits", "pairs", "ll_before", "ll_after"}
     and the margins of all eval pairs (for the reliability table)."""
-    from paintapp.env.judges.taste import evaluate_taste_model, fit_taste_model
+    from paintenv.judges.taste import evaluate_taste_model, fit_taste_model
 
     out = {kind: {"hits": 0.0, "pairs": 0, "ll_before": 0.0, "ll_after": 0.0} for kind in KINDS}
     reliability: dict[int, list[float]] = {}
@@ -123,7 +123,7 @@ def pooled(features: list[dict], tiers: list[str], masks: list[np.ndarray], name
 
 
 def _accuracy(figures: dict) -> str:
-    from paintapp.env.judges.taste import SMALL_SAMPLE_PAIRS, wilson_interval
+    from paintenv.judges.taste import SMALL_SAMPLE_PAIRS, wilson_interval
 
     n = figures["pairs"]
     if not n:
@@ -134,7 +134,7 @@ def _accuracy(figures: dict) -> str:
 
 
 def report(features, rules, args) -> None:
-    from paintapp.env.features import FEATURE_NAMES, TASTE_FEATURE_NAMES
+    from paintenv.features import FEATURE_NAMES, TASTE_FEATURE_NAMES
 
     sets = {"old (30 features)": FEATURE_NAMES, f"new ({len(TASTE_FEATURE_NAMES)} features)": TASTE_FEATURE_NAMES}
     jobs = [(rule, label) for rule in rules for label in sets]
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(rows)} references rendered at {args.size} px")
     if args.render_only:
         return 0
-    from paintapp.env.features import image_features
+    from paintenv.features import image_features
 
     features = [image_features(Path(r["png"]).read_bytes()) for r in tqdm(rows, desc="features", unit="image")]
     rules = grade(rows, args.count, args.seed)

@@ -48,8 +48,8 @@ def main() -> int:
     import datasets
     from transformers.utils import logging as hf_logging
 
-    from paintapp.env.render_config import RendererConfig
-    from paintapp.env.renderer import Renderer
+    from paintenv.render_config import RendererConfig
+    from paintenv.renderer import Renderer
     from training.tiny_model import (
         QUICK_SPEC,
         TinyModelSpec,

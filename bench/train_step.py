@@ -29,7 +29,7 @@ import django  # noqa: E402
 django.setup()
 
 from curation.selectors import pool_get  # noqa: E402
-from paintapp.workers import answering_queues  # noqa: E402
+from paintapp.lib.workers import answering_queues  # noqa: E402
 from painting.selectors import default_recipe_name  # noqa: E402
 from training import services  # noqa: E402
 from training.models import Run, Step  # noqa: E402

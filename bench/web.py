@@ -50,8 +50,8 @@ def seed(steps: int, rollouts: int) -> int:
     from tqdm import tqdm
 
     from curation.services import grade_set, pool_freeze, reference_create
-    from paintapp.env.reward import PRESETS
-    from paintapp.storage import store_content_addressed
+    from paintapp.lib.storage import store_content_addressed
+    from paintenv.reward import PRESETS
     from tests.curation.factories import png_bytes
     from training.config import RunArguments
     from training.models import Rollout, Run, Step

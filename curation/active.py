@@ -1,7 +1,7 @@
 """Active grading: a curator's ungraded references ordered by how much grading each would teach
 the taste judge, the ones it is least sure of first.
 
-The judge (paintapp.env.judges.taste) is fitted on the curator's current grades, every time
+The judge (paintenv.judges.taste) is fitted on the curator's current grades, every time
 they change (a fit is cached per set of grades). Its utility u is the judge's one-number view
 of a painting; to say which tier that number points to, each tier's graded paintings give a
 Gaussian on u (their mean utility, one spread pooled over the tiers: linear discriminant
@@ -85,7 +85,7 @@ def judge_fit(items: list[tuple[dict[str, float], str]]):
     apart, which would make every new painting look certain; out of fold, each tier's spread
     says how well the judge places a painting it has not seen, which is what a new one is.
     """
-    from paintapp.env.judges.taste import fit_taste_model  # imports scipy (seconds): only this order pays it
+    from paintenv.judges.taste import fit_taste_model  # imports scipy (seconds): only this order pays it
 
     model = fit_taste_model(items, calibration_folds=0)
     tiers = [tier for _, tier in items]

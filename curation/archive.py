@@ -29,7 +29,7 @@ from django.utils.text import slugify
 from curation import images
 from curation.models import Provenance, Split, Tier
 from curation.services import CurationError
-from paintapp.storage import human_size
+from paintapp.lib.storage import human_size
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"})
 SIDECAR_SUFFIX = ".js"

@@ -26,7 +26,7 @@ from curation.models import AuditStatus, JudgeAudit, Pool, Tier
 from curation.selectors import agreement_input
 from curation.services import CurationError
 from paintapp.celery import app as celery_app
-from paintapp.env.intervals import FEW_PAIRS, wilson_interval
+from paintenv.intervals import FEW_PAIRS, wilson_interval
 from painting.judging import judge_for
 from painting.selectors import recipe_get
 

@@ -36,9 +36,9 @@ from curation.archive import (
 )
 from curation.models import Pool, PoolExport
 from curation.services import CurationError
-from paintapp.dataset_card import dataset_card
-from paintapp.exports import export_build
-from paintapp.storage import sha256_hex
+from paintapp.lib.dataset_card import dataset_card
+from paintapp.lib.exports import export_build
+from paintapp.lib.storage import sha256_hex
 
 Progress = Callable[[int, int, str], None]
 

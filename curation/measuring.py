@@ -1,4 +1,4 @@
-"""Image features of references (paintapp.env.features), measured once and kept.
+"""Image features of references (paintenv.features), measured once and kept.
 
 Ordering references by the taste judge (curation.active) and training it on a pool
 (curation.taste) need every image's features. Measuring is ~160 ms an image on this machine,
@@ -18,7 +18,7 @@ from curation.models import Reference, ReferenceFeatures
 
 def feature_set_key() -> str:
     """The current feature set and measurement version, as kept measurements name them."""
-    from paintapp.env.features import MEASUREMENT_VERSION, TASTE_FEATURE_NAMES  # loads scipy: callers measure
+    from paintenv.features import MEASUREMENT_VERSION, TASTE_FEATURE_NAMES  # loads scipy: callers measure
 
     names = hashlib.sha256(",".join(TASTE_FEATURE_NAMES).encode()).hexdigest()[:40]
     return f"v{MEASUREMENT_VERSION}:{names}"
@@ -28,7 +28,7 @@ def reference_features(*, references: Sequence[Reference]) -> list[dict[str, flo
     """Each reference's image features, in order: those kept for the current feature set read,
     the others measured now and kept (a reference measured meanwhile by another process keeps
     the first measurement: both are of the same image)."""
-    from paintapp.env.features import image_features  # loads scipy (seconds): only those who measure pay it
+    from paintenv.features import image_features  # loads scipy (seconds): only those who measure pay it
 
     key = feature_set_key()
     kept = dict(ReferenceFeatures.objects.filter(reference__in=[r.id for r in references], measured_as=key)

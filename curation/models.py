@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.db.models.signals import post_delete
 from django.utils import timezone
 
-from paintapp.exports import ExportJob, delete_export_file
+from paintapp.lib.exports import ExportJob, delete_export_file
 
 
 class Tier(models.TextChoices):
@@ -200,7 +200,7 @@ class TasteModel(models.Model):
     """
 
     pool = models.OneToOneField(Pool, on_delete=models.CASCADE, related_name="taste_model")
-    params = models.JSONField(help_text="paintapp.env.judges.taste.TasteModel.to_dict()")
+    params = models.JSONField(help_text="paintenv.judges.taste.TasteModel.to_dict()")
     accuracy = models.JSONField(default=dict, help_text="held-out pairwise accuracy on the eval split")
     train_pairs = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

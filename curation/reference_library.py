@@ -13,7 +13,7 @@ from django.db.models import Count
 from curation.models import Pool, Reference, TasteModel
 from curation.selectors import group_references, pool_get
 from curation.taste import taste_model_for
-from paintapp.env.probes import TasteStatus
+from paintenv.probes import TasteStatus
 from painting.judging import PoolInfo
 
 

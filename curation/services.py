@@ -31,7 +31,7 @@ from curation.selectors import (
     consensus_scope,
     reference_list,
 )
-from paintapp.storage import sha256_hex, store_content_addressed
+from paintapp.lib.storage import sha256_hex, store_content_addressed
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ def _by_curator(model, held_out: list[tuple[dict, str, int]], pool: Pool) -> dic
     """The judge's held-out figures against every curator who graded the eval references, by
     username (the pool's own curator included, on their current grades), each with the
     number of eval references that curator graded."""
-    from paintapp.env.judges.taste import evaluate_taste_model
+    from paintenv.judges.taste import evaluate_taste_model
 
     features_of = {ref: features for features, _, ref in held_out}
     grades: dict[str, list[tuple[dict, str]]] = {}
@@ -37,9 +37,9 @@ def _by_curator(model, held_out: list[tuple[dict, str, int]], pool: Pool) -> dic
 
 def taste_model_train(*, pool: Pool, seed: int = 0) -> TasteModel:
     """Fit the pairwise preference model on the train split, its temperature on the eval
-    split's pairs (see paintapp.env.judges.taste); measure it on the eval split, per pair kind
+    split's pairs (see paintenv.judges.taste); measure it on the eval split, per pair kind
     with intervals, and against each curator who graded the eval references ("by_curator")."""
-    from paintapp.env.judges.taste import evaluate_taste_model, fit_taste_model
+    from paintenv.judges.taste import evaluate_taste_model, fit_taste_model
 
     members = pool.members.select_related("reference")
     train = [(f, tier) for f, tier, _ in _features_of(members.filter(split="train"))]

@@ -29,8 +29,8 @@ from curation.forms import FilterError, GradeViewForm, ReferenceFilterForm
 from curation.models import GradeBatch, Pool, PoolExport, Provenance, Reference, Tier
 from curation.selectors import GradeView, ReferenceFilter
 from curation.thumbs import THUMB_SIZES, thumbnail
-from paintapp.env.intervals import FEW_PAIRS
-from paintapp.exports import export_download_response, export_page, export_request
+from paintapp.lib.exports import export_download_response, export_page, export_request
+from paintenv.intervals import FEW_PAIRS
 from painting.selectors import UnknownRecipe, default_recipe_name, recipe_names
 
 GRID_PAGE_SIZE = 60

@@ -27,11 +27,14 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 QUEUES = ("train", "render", "score")
 app.conf.task_queues = [Queue(name) for name in QUEUES]
 app.conf.task_default_queue = "score"
-# Task names are stable across moves: render and score tasks live in `painting` but keep the
-# `training.tasks.` names they were first queued under.
+# Each task is registered under its own module's name. The render and score tasks were first
+# registered as `training.tasks.*`; painting/tasks.py maps those names to them (RENAMED_TASKS), so
+# a message queued before the rename still runs, on the same queue.
 app.conf.task_routes = {
     "training.tasks.run_training": {"queue": "train"},
-    "training.tasks.render_sketch": {"queue": "render"},
+    "painting.tasks.render_sketch": {"queue": "render"},
+    "painting.tasks.score_painting": {"queue": "score"},
+    "training.tasks.render_sketch": {"queue": "render"},  # the names before the rename
     "training.tasks.score_painting": {"queue": "score"},
     "painting.tasks.probe_recipes": {"queue": "score"},  # it probes where the parts run
     "training.tasks.build_run_export": {"queue": "score"},  # never `train`: it would wait behind a run

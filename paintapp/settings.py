@@ -13,7 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from environs import Env, validate
 
-from paintapp.infra import resolve_services
+from paintapp.lib.infra import resolve_services
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -146,7 +146,7 @@ STATICFILES_DIRS = [
     ("vendor/codemirror", NODE_MODULES / ".studio"),  # esbuild bundle made by `make setup`
     # The render harness and the very p5/p5.brush files the render workers load, for the
     # editor's in-browser preview (training/editor/preview.py).
-    ("paint-harness", BASE_DIR / "paintapp" / "env" / "page"),
+    ("paint-harness", BASE_DIR / "paintenv" / "page"),
     ("vendor/p5", NODE_MODULES / "p5" / "lib"),
     ("vendor/p5.brush", NODE_MODULES / "p5.brush" / "dist"),
 ]

@@ -1,7 +1,7 @@
 from celery.signals import worker_process_shutdown
 from django.apps import AppConfig
 
-from paintapp.env.renderer import close_renderer
+from paintenv.renderer import close_renderer
 
 
 class PaintingConfig(AppConfig):

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from paintapp.env.judges import load_judge
-from paintapp.env.probes import TasteStatus
-from paintapp.env.quality import load_quality
-from paintapp.env.reward import Recipe
+from paintenv.judges import load_judge
+from paintenv.probes import TasteStatus
+from paintenv.quality import load_quality
+from paintenv.reward import Recipe
 
 
 @dataclass(frozen=True)

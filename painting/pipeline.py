@@ -12,10 +12,10 @@ editor all judge a sketch here, so they agree on everything that decides a rewar
 - **None.** Any infrastructure failure (timeout, dead worker, unreachable Chromium, a judge
   or scorer that is down) makes that sketch's reward None with the reason — never a made-up
   0. A sketch that fails the gate or the render is worth 0: that is a verdict, not a failure.
-- **Combining.** `reward_of` applies the recipe's weights through `paintapp.env.reward.combine`.
+- **Combining.** `reward_of` applies the recipe's weights through `paintenv.reward.combine`.
 - **Determinism.** A share of the sketches (1 in `check_every`; every one with 1) is rendered a
   second time in the same fan-out, with the same seed; a painting that differs from its twin by
-  more than same-seed renders do fails as `nondeterministic` (paintapp/env/determinism.py). A
+  more than same-seed renders do fails as `nondeterministic` (paintenv/determinism.py). A
   twin lost to infrastructure checks nothing and costs nothing.
 """
 from __future__ import annotations
@@ -32,13 +32,13 @@ from celery import group, states
 from celery.exceptions import TimeoutError as ResultTimeout
 from django.core.files.storage import default_storage
 
-from paintapp.env.determinism import compare_paintings
-from paintapp.env.painting import UNRENDERABLE, Painting, paint_reply
-from paintapp.env.renderer import Renderer
-from paintapp.env.reward import Recipe, combine
-from paintapp.env.sandbox import NONDETERMINISTIC, PAINTED_TEXT
-from paintapp.env.text_check import TextCheckUnavailable, get_text_check
-from paintapp.workers import broker_broadcasts
+from paintapp.lib.workers import broker_broadcasts
+from paintenv.determinism import compare_paintings
+from paintenv.painting import UNRENDERABLE, Painting, paint_reply
+from paintenv.renderer import Renderer
+from paintenv.reward import Recipe, combine
+from paintenv.sandbox import NONDETERMINISTIC, PAINTED_TEXT
+from paintenv.text_check import TextCheckUnavailable, get_text_check
 from painting import services
 from painting.tasks import render_sketch, score_painting
 

@@ -3,7 +3,7 @@
 The judge and quality parts run on the score workers, which may be other machines with their
 own VLM endpoint, HPSv3 package and GPU, so a small task (`probe_recipes`, queue `score`,
 short expiry) probes there (services.recipes_probe_here; the probe logic itself is
-`paintapp.env.probes`). A recipe that scores nothing is probed here: its gate and length are
+`paintenv.probes`). A recipe that scores nothing is probed here: its gate and length are
 computed in-process. The launch refusal, the launch form's parts table and `manage.py
 recipes` read these.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 from celery.exceptions import TimeoutError as ResultTimeout
 from django.conf import settings
 
-from paintapp.env.probes import PartProbe, RecipeProbe, unprobed_recipe
-from paintapp.env.reward import Recipe
-from paintapp.workers import answering_queues, missing_worker_message
+from paintapp.lib.workers import answering_queues, missing_worker_message
+from paintenv.probes import PartProbe, RecipeProbe, unprobed_recipe
+from paintenv.reward import Recipe
 from painting.pipeline import stage_queues
 from painting.services import recipes_probe_here
 from painting.tasks import probe_recipes

@@ -1,8 +1,8 @@
 """Reads: reward recipes by name (the presets, then the curators' own) and the default one."""
 from __future__ import annotations
 
-from paintapp.env.probes import default_recipe_name as _default_for
-from paintapp.env.reward import LENGTH_THRESHOLDS, PRESETS, STUDIO_PREFIX, Recipe
+from paintenv.probes import default_recipe_name as _default_for
+from paintenv.reward import LENGTH_THRESHOLDS, PRESETS, STUDIO_PREFIX, Recipe
 from painting.models import RewardRecipe
 
 

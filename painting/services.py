@@ -1,6 +1,6 @@
 """Writes for painting: a render stored as a PNG, a painting's judge and quality parts, recipes.
 
-These adapt `paintapp.env` (a plain library) to the database, the file storage and the
+These adapt `paintenv` (a plain library) to the database, the file storage and the
 workers' warm browsers. The Celery tasks and the in-process pipeline both call them, so a
 sketch is judged the same way wherever it runs.
 """
@@ -11,13 +11,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.storage import default_storage
 from django.utils.text import slugify
 
-from paintapp.env.judges import judge_against_references
-from paintapp.env.painting import paint_source
-from paintapp.env.probes import RecipeProbe, probe_recipe
-from paintapp.env.render_config import RendererConfig
-from paintapp.env.renderer import Renderer, get_renderer
-from paintapp.env.reward import PRESETS, Recipe
-from paintapp.storage import sha256_hex, store_content_addressed
+from paintapp.lib.storage import sha256_hex, store_content_addressed
+from paintenv.judges import judge_against_references
+from paintenv.painting import paint_source
+from paintenv.probes import RecipeProbe, probe_recipe
+from paintenv.render_config import RendererConfig
+from paintenv.renderer import Renderer, get_renderer
+from paintenv.reward import PRESETS, Recipe
 from painting.judging import judge_for, reference_library, scorer_for
 from painting.models import RewardRecipe
 

@@ -10,7 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from paintapp.celery import QUEUES, app
-from paintapp.workers import live_workers
+from paintapp.lib.workers import live_workers
 from system.capabilities import chromium_info
 from training.model_loading import accepts_images
 from training.models import Run

@@ -3,7 +3,7 @@
 - `paintapp_capabilities`: a Celery inspect command answering with the worker's queues,
   pool size, Chromium, GPUs and running tasks; its reply doubles as the liveness ping.
 - With a broker that cannot broadcast (the embedded SQLAlchemy transport), workers write a
-  heartbeat file every few seconds instead. paintapp/workers.py reads both.
+  heartbeat file every few seconds instead. paintapp/lib/workers.py reads both.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from celery.worker import state as worker_state
 from celery.worker.control import inspect_command
 from django.conf import settings
 
-from paintapp.workers import HEARTBEAT_INTERVAL_S, broker_broadcasts, heartbeat_dir
+from paintapp.lib.workers import HEARTBEAT_INTERVAL_S, broker_broadcasts, heartbeat_dir
 from system.capabilities import capabilities
 
 

@@ -14,8 +14,8 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 import pytest  # noqa: E402
 import redis  # noqa: E402
 
-from paintapp.env.render_config import RendererConfig  # noqa: E402
-from paintapp.env.renderer import Renderer  # noqa: E402
+from paintenv.render_config import RendererConfig  # noqa: E402
+from paintenv.renderer import Renderer  # noqa: E402
 from tests.support.painter import painter_path, start_build  # noqa: E402
 from tests.support.tiny_vlm import ensure_built as ensure_tiny_vlms  # noqa: E402
 from tests.support.vlm_server import VLMServer  # noqa: E402
@@ -196,7 +196,7 @@ def _empty_test_broker():
 def _isolated_django_settings(request, tmp_path):
     """For tests that touch Django: their own MEDIA_ROOT (never the studio's) and a fast
     password hasher (PBKDF2 costs ~0.5 s per user here). Pure-library tests are left alone,
-    so `paintapp.env` tests also run with `-p no:django`."""
+    so `paintenv` tests also run with `-p no:django`."""
     uses_django = request.node.get_closest_marker("django_db") or {
         "db", "transactional_db", "client", "settings", "live_server", "django_user_model"
     } & set(request.fixturenames)

@@ -11,7 +11,7 @@ from django.utils import timezone
 from transformers import TrainerCallback
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-from paintapp.db import outlasting_restarts
+from paintapp.lib.db import outlasting_restarts
 from training import metrics as keys
 from training import together, tracking
 from training.checkpoints import seal

@@ -20,10 +20,10 @@ from statistics import fmean
 from django.utils import timezone
 
 from curation.models import Tier
-from paintapp.env.extraction import is_keep_reply, reply_text
-from paintapp.env.feedback import revision_messages
-from paintapp.env.prompts import build_messages, make_subject
-from paintapp.env.reward import Recipe
+from paintenv.extraction import is_keep_reply, reply_text
+from paintenv.feedback import revision_messages
+from paintenv.prompts import build_messages, make_subject
+from paintenv.reward import Recipe
 from painting.pipeline import Batch, Executor, Painted, PaintJob, paint_batch, render_seed
 from training.config import RunArguments
 from training.feedback_images import PaintingEncoder, painting_encoder, stacked
@@ -122,7 +122,7 @@ def evaluate_run(run: Run, model, processing_class, *, deadline_s: float = 600.0
     """Score K samples per subject against the eval split (with revision turns, the final
     sketch of each conversation); store and return the result. `executor`: where renders and
     scores run (the workers unless given)."""
-    args = RunArguments.from_dict(run.hyperparameters)
+    args = run.arguments
     n = max(1, args.eval_samples_per_subject)
     replies = sample_replies(model, processing_class, list(run.subjects), n=n, args=args)
     if args.turns == 1:
@@ -149,7 +149,7 @@ def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: flo
 
 def _evaluate_turns(run: Run, model, processing_class, replies: dict[str, list[str]], *, deadline_s: float,
                     executor: Executor | None) -> dict:
-    args = RunArguments.from_dict(run.hyperparameters)
+    args = run.arguments
     started = time.monotonic()
     references = _references(run)
     paintings = painting_encoder(run.base_model, processing_class)  # a VL model sees each painting, as in training
@@ -213,7 +213,7 @@ def _paint(run: Run, samples: list[tuple[str, int, str]], references: tuple[int,
     """Each subject's samples (subject, sample number, reply) painted and judged as one batch,
     each with its sample number's render seed (the same at every turn, so a revision is
     painted under the same seed)."""
-    args = RunArguments.from_dict(run.hyperparameters)
+    args = run.arguments
     recipe = Recipe.from_dict(run.recipe)
     batches: dict[str, Batch] = {}
     for subject in dict.fromkeys(s for s, _, _ in samples):

@@ -50,9 +50,8 @@ from django.utils import timezone
 from django.utils.text import slugify
 from huggingface_hub import DatasetCard
 
-from paintapp.dataset_card import dataset_card
-from paintapp.exports import export_build
-from training.config import RunArguments
+from paintapp.lib.dataset_card import dataset_card
+from paintapp.lib.exports import export_build
 from training.models import Revision, Rollout, RolloutTurn, Run, RunExport, Step
 from training.stats import Thirds, format_number, thirds_from_export
 
@@ -510,10 +509,10 @@ def _card(run: Run, document: dict, thirds: Thirds) -> DatasetCard:
         run=run, document=document, recipe=recipe, thirds=thirds, table=_thirds_table(thirds),
         trend={key: format_number(getattr(thirds, key), spec)
                for key, spec in (("slope", ".5f"), ("slope_se", ".5f"), ("t_stat", ".2f"))},
-        arguments=RunArguments.from_dict(run.hyperparameters).to_dict(),  # read as the trainer reads them
+        arguments=run.arguments.to_dict(),  # read as the trainer reads them
         columns=[(name, description) for name, _, description in COLUMNS],
         chain_columns=[(name, description) for name, _, description in CHAIN_COLUMNS], chain_dir=CHAIN_DIR,
-        turns=RunArguments.from_dict(run.hyperparameters).turns,
+        turns=run.arguments.turns,
         data_dir=DATA_DIR, steps_file=STEPS_FILE, run_file=RUN_FILE, metric_prefix=METRIC_PREFIX,
         revisions_file=REVISIONS_FILE, revisions_dir=REVISIONS_DIR,
     )

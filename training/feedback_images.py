@@ -1,7 +1,7 @@
 """A vision-language model sees its own painting in a revision turn (issue #16).
 
 The feedback message of a vision-language base model holds the painting as an image part
-before the text (`paintapp.env.feedback.revision_messages(painting_png=)`). The chat template
+before the text (`paintenv.feedback.revision_messages(painting_png=)`). The chat template
 writes that part as one image placeholder (Qwen: `<|vision_start|><|image_pad|><|vision_end|>`);
 a processor then widens the placeholder to one token per merged patch and gives the pixel
 values and the patch grid. This module does the same two things with the model's own image

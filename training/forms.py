@@ -8,7 +8,7 @@ from __future__ import annotations
 from django import forms
 
 from curation.models import Pool
-from paintapp.env.prompts import SUBJECTS
+from paintenv.prompts import SUBJECTS
 from painting.selectors import default_recipe_name
 from training.config import ArgumentSpec, argument_specs
 

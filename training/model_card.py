@@ -28,7 +28,7 @@ def hub_base_model(base_model: str) -> str | None:
 
 
 def model_card(run: Run, *, repo_id: str | None = None) -> ModelCard:
-    args = RunArguments.from_dict(run.hyperparameters)
+    args = run.arguments
     base = hub_base_model(run.base_model)
     data = ModelCardData(
         language=["en", "code"], library_name="transformers", pipeline_tag="text-generation",

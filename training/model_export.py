@@ -22,7 +22,6 @@ from huggingface_hub import HfApi
 from training.model_card import model_card
 from training.model_loading import load_processing_class
 from training.models import Run
-from training.trainer import ADAPTER_DIR
 
 
 class ModelExportError(ValueError):
@@ -47,8 +46,8 @@ class PushedModel:
 
 def adapter_dir(run: Run) -> Path:
     """The run's saved adapter; ModelExportError when the run has none yet."""
-    path = Path(run.output_dir or "") / ADAPTER_DIR
-    if not run.output_dir or not (path / "adapter_config.json").exists():
+    path = run.adapter_dir
+    if path is None or not (path / "adapter_config.json").exists():
         raise ModelExportError(f"run {run.id} has no saved adapter yet ({path}): it is saved when the run ends")
     return path
 

@@ -1,12 +1,18 @@
 """Runs, their per-step metrics, every rollout, and edited revisions of rollouts."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.conf import settings
 from django.db import models
 from django.db.models.signals import post_delete
 
-from paintapp.env.extraction import is_keep_reply
-from paintapp.exports import ExportJob, delete_export_file
+from paintapp.lib.exports import ExportJob, delete_export_file
+from paintenv.extraction import is_keep_reply
+from training.config import RunArguments
+
+# The folder, in a run's output_dir, where the trainer saves the final adapter.
+ADAPTER_DIR = "adapter"
 
 
 class Run(models.Model):
@@ -60,6 +66,18 @@ class Run(models.Model):
     @property
     def max_steps(self) -> int:
         return int(self.hyperparameters.get("max_steps", 0))
+
+    @property
+    def arguments(self) -> RunArguments:
+        """The run's arguments as the trainer reads them (defaults filled in for keys an older
+        run did not store)."""
+        return RunArguments.from_dict(self.hyperparameters)
+
+    @property
+    def adapter_dir(self) -> Path | None:
+        """Where the trainer saves the run's final adapter (it may not exist yet); None before
+        the run has an output folder."""
+        return Path(self.output_dir) / ADAPTER_DIR if self.output_dir else None
 
     @property
     def is_active(self) -> bool:

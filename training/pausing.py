@@ -16,7 +16,7 @@ from pathlib import Path
 from django.db import close_old_connections
 from django.utils import timezone
 
-from paintapp.workers import missing_worker_message
+from paintapp.lib.workers import missing_worker_message
 from training import together
 from training.checkpoints import is_complete
 from training.models import Run

@@ -23,15 +23,14 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from curation.selectors import group_references
-from paintapp.db import outlasting_restarts
-from paintapp.env.extraction import reply_text
-from paintapp.env.features import cached_image_features, mean_pairwise_distance
-from paintapp.env.reward import Recipe
-from paintapp.workers import answering_queues
+from paintapp.lib.db import outlasting_restarts
+from paintapp.lib.workers import answering_queues
+from paintenv.extraction import reply_text
+from paintenv.features import cached_image_features, mean_pairwise_distance
+from paintenv.reward import Recipe
 from painting.pipeline import Batch, Executor, Painted, PaintJob, paint_batch, render_seed, stage_queues
 from training import metrics as keys
 from training import together
-from training.config import RunArguments
 from training.models import Rollout, RolloutTurn, Run
 from training.pausing import WorkersMissing
 from training.turns import REVISION_CHAIN, TurnOutcome, rollout_reward
@@ -74,7 +73,7 @@ class PaintingReward:
         self.run = run
         self.executor = executor  # where renders and scores run: the workers unless given (painting.pipeline)
         self.recipe = Recipe.from_dict(run.recipe)
-        self.args = RunArguments.from_dict(run.hyperparameters)
+        self.args = run.arguments
         self.last: StepRecord | None = None
         self.step_started_at: float = time.monotonic()
         self._references: dict[tuple[int, int], list[int]] = {}

@@ -16,7 +16,6 @@ from training.checkpoints import checkpoint_step, last_checkpoint
 from training.config import RunArguments
 from training.editor.presenters import failure_label
 from training.models import Revision, Rollout, RolloutTurn, Run, Step
-from training.trainer import ADAPTER_DIR
 
 
 def run_list() -> QuerySet:
@@ -340,7 +339,7 @@ def rollout_chain(rollout: Rollout) -> RolloutChain | None:
             delta = turn.reward - before.reward
         failure = failure_label(turn.violations) if not turn.passed and turn.reward is not None else ""
         shown.append(ChainTurn(turn, code_diff(before.code, turn.code) if before else None, delta, failure))
-    weight = RunArguments.from_dict(rollout.run.hyperparameters).revision_gain_weight
+    weight = rollout.run.arguments.revision_gain_weight
     return RolloutChain(tuple(shown), weight=weight, first=turns[0].reward, final=turns[-1].reward,
                         reward=rollout.reward)
 
@@ -449,6 +448,6 @@ def run_deletion(run: Run) -> RunDeletion:
         exports=exports["n"], exports_bytes=exports["size"] or 0,
         output_dir=str(output or ""), output_bytes=_folder_bytes(output) if present else 0,
         checkpoints=sum(1 for p in output.iterdir() if p.is_dir() and CHECKPOINT_DIR.fullmatch(p.name)) if present else 0,
-        has_adapter=present and (output / ADAPTER_DIR).is_dir(),
+        has_adapter=present and run.adapter_dir.is_dir(),
         revisions=sum(n for _, n in by), revisions_by=by,
     )

@@ -15,10 +15,10 @@ from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from curation.models import Pool, Tier
-from paintapp.env.probes import RecipeProbe
-from paintapp.env.prompts import SUBJECTS
-from paintapp.env.reward import LENGTH_THRESHOLDS, Recipe
-from paintapp.workers import START_HINT, answering_queues, live_workers, missing_worker_message
+from paintapp.lib.workers import START_HINT, answering_queues, live_workers, missing_worker_message
+from paintenv.probes import RecipeProbe
+from paintenv.prompts import SUBJECTS
+from paintenv.reward import LENGTH_THRESHOLDS, Recipe
 from painting.pipeline import stage_queues
 from painting.probing import recipe_probe
 from painting.selectors import UnknownRecipe, recipe_get

@@ -2,7 +2,7 @@
 and the revision-turn chat the trainer gives after it.
 
 The trainer holds a turn as records (the gate's verdict, the render task's dict, the score
-task's dict, the reward and its parts) and `paintapp.env.feedback.turn_from_records` turns
+task's dict, the reward and its parts) and `paintenv.feedback.turn_from_records` turns
 them into a `Turn`. A row keeps less: its violation codes (no gate messages), the render's
 errors and paint fraction, the judge's detail, the reward and parts. `stored_turn` rebuilds
 the records from those fields so a stored sketch gets the same feedback text the trainer
@@ -26,10 +26,10 @@ from typing import Any
 
 from django.core.files.storage import default_storage
 
-from paintapp.env.feedback import Turn, feedback_text, revision_messages, turn_from_records
-from paintapp.env.painting import paint_reply, paint_source
-from paintapp.env.prompts import build_messages, make_subject
-from paintapp.env.sandbox import RUNTIME_CODES
+from paintenv.feedback import Turn, feedback_text, revision_messages, turn_from_records
+from paintenv.painting import paint_reply, paint_source
+from paintenv.prompts import build_messages, make_subject
+from paintenv.sandbox import RUNTIME_CODES
 from training.models import Revision, Rollout, RolloutTurn
 
 __all__ = ["fenced", "revision_chat", "row_painting", "row_reply", "row_turn", "stored_turn"]

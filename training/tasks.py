@@ -9,7 +9,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from paintapp.workers import answering_queues
+from paintapp.lib.workers import answering_queues
 from training.lifecycle import runs_reap
 from training.models import Run, RunExport
 from training.trainer import train_run
@@ -41,7 +41,7 @@ def resume_waiting_runs() -> list[int]:
 
 @shared_task(name="training.tasks.build_run_export", acks_late=True)
 def build_run_export(export_id: int) -> dict:
-    """Build a requested run export's zip with progress (see paintapp.exports)."""
+    """Build a requested run export's zip with progress (see paintapp.lib.exports)."""
     from training.export import run_export_build  # datasets is heavy: loaded by the task, not the module
 
     export = run_export_build(export=RunExport.objects.select_related("run", "run__pool").get(id=export_id))

@@ -34,11 +34,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paintapp.env import seedgen
-from paintapp.env.prompts import SUBJECTS
-from paintapp.env.renderer import Renderer, RenderUnavailable
-from paintapp.env.seedgen import revisions as seedgen_revisions
-from paintapp.env.seedgen.revisions import Revision, RevisionScoring, revision_examples
+from paintenv import seedgen
+from paintenv.prompts import SUBJECTS
+from paintenv.renderer import Renderer, RenderUnavailable
+from paintenv.seedgen import revisions as seedgen_revisions
+from paintenv.seedgen.revisions import Revision, RevisionScoring, revision_examples
 from training.model_loading import architecture
 
 __all__ = [
@@ -691,8 +691,8 @@ def sample_pass_rate(
     import torch
     from transformers import AutoTokenizer
 
-    from paintapp.env.painting import paint_reply
-    from paintapp.env.prompts import build_messages
+    from paintenv.painting import paint_reply
+    from paintenv.prompts import build_messages
 
     started = time.perf_counter()
     info = read_model_info(model_dir)

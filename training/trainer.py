@@ -20,8 +20,8 @@ from pathlib import Path
 from django.db import close_old_connections
 from django.utils import timezone
 
-from paintapp.db import outlasting_restarts
-from paintapp.env.prompts import build_messages, make_subject
+from paintapp.lib.db import outlasting_restarts
+from paintenv.prompts import build_messages, make_subject
 from training import together
 from training.checkpoints import checkpoint_step, discard_incomplete, last_checkpoint
 from training.config import RunArguments, batch_layout
@@ -35,7 +35,6 @@ from training.tracking import grpo_tracking_arguments
 from training.turns import RevisionRollout
 
 log = logging.getLogger(__name__)
-ADAPTER_DIR = "adapter"
 
 
 def training_dataset(run: Run, args: RunArguments):
@@ -190,7 +189,7 @@ def train_run(run_id: int, *, task_id: str, resume: bool = False) -> str:
     if not delivery.train:
         return delivery.status
     run = Run.objects.select_related("pool").get(id=run_id)
-    args = RunArguments.from_dict(run.hyperparameters)
+    args = run.arguments
     with Heartbeat(run.id, task_id):  # from before the model loads until the run's status is written
         return _train(run, args, task_id, resume=delivery.resume)
 
@@ -238,7 +237,7 @@ def train_steps(run: Run, args: RunArguments, task_id: str, *, checkpoint: Path 
         return Outcome("paused", steps=checkpoint_now(trainer), missing_step=missing.step, missing_queue=missing.queue)
     if not together.main_decides(lambda: run_owned(run_id=run.id, task_id=task_id)):
         return Outcome("superseded")
-    trainer.save_model(str(Path(run.output_dir) / ADAPTER_DIR))
+    trainer.save_model(str(run.adapter_dir))
     stopped = together.main_decides(lambda: bool(outlasting_restarts(
         lambda: Run.objects.filter(id=run.id).values_list("stop_requested", flat=True).first(),
         what="reading the run's stop flag")))

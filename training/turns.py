@@ -11,7 +11,7 @@ One call makes a generation batch's rollouts, turn by turn:
 1. all sketches of turn 1 are generated in one batch (TRL's own `_generate_single_turn`: plain
    generate, continuous batching or vLLM, whichever the run uses), then gated, rendered and
    scored in one batch by the reward function's own painting path (`PaintingReward.paint_turn`);
-2. each sketch's feedback (`paintapp.env.feedback.feedback_text`: gate problems with line:col,
+2. each sketch's feedback (`paintenv.feedback.feedback_text`: gate problems with line:col,
    runtime errors, paint coverage, the judge's verdicts, the reward) is appended to its
    conversation as a user message, and every conversation still going is continued in one
    batch: the next prompt is the previous prompt's tokens + the reply's tokens + the feedback's,
@@ -47,9 +47,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from paintapp.env.extraction import is_keep_reply, reply_text
-from paintapp.env.feedback import feedback_text, revision_messages, turn_from_records
-from paintapp.env.prompts import build_messages, make_subject
+from paintenv.extraction import is_keep_reply, reply_text
+from paintenv.feedback import feedback_text, revision_messages, turn_from_records
+from paintenv.prompts import build_messages, make_subject
 from painting.pipeline import Painted, render_png
 from training import together
 from training.feedback_images import FEEDBACK_IMAGES, EncodedPainting, PaintingEncoder, stacked

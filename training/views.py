@@ -8,13 +8,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from curation.models import Pool
-from paintapp.exports import export_download_response, export_page, export_request
-from paintapp.storage import stored_png_response
+from paintapp.lib.exports import export_download_response, export_page, export_request
+from paintapp.lib.storage import stored_png_response
 from painting.probing import recipe_probe
 from painting.selectors import UnknownRecipe, recipe_get, recipe_name_matching, recipe_names
 from training import metrics as keys
 from training import selectors, services
-from training.config import RunArguments
 from training.forms import LaunchForm
 from training.model_export import MERGE_PENDING, ModelExportError, merge_request, merge_state
 from training.models import Rollout, RolloutTurn, Run, RunExport
@@ -37,7 +36,7 @@ def launch(request):
         source = get_object_or_404(Run, pk=source_id)
         recipe = recipe_name_matching(source.recipe) or source.recipe_name  # its recipe, not a preset renamed since
         # Read through RunArguments: a run stored before a key was replaced fills its successor.
-        initial = {**RunArguments.from_dict(source.hyperparameters).to_dict(), "pool": source.pool_id, "recipe": recipe,
+        initial = {**source.arguments.to_dict(), "pool": source.pool_id, "recipe": recipe,
                    "base_model": source.base_model, "subjects": source.subjects, "seed": source.seed,
                    "name": f"{source.name} (copy)"}
     form = LaunchForm(request.POST or None, initial=initial, **form_kwargs)
@@ -80,7 +79,7 @@ def _recipe_probe(data) -> dict:
 def run_detail(request, run_id: int):
     run = get_object_or_404(Run.objects.select_related("pool", "created_by"), pk=run_id)
     compared = selectors.runs_to_compare(run, request.GET.getlist("compare"))
-    arguments = RunArguments.from_dict(run.hyperparameters)
+    arguments = run.arguments
     context = {
         "run": run,
         "arguments": arguments,
@@ -185,7 +184,7 @@ def gallery(request, run_id: int):
     """Every rollout of a run: rows per step (newest first) or ranked by reward, filtered."""
     run = get_object_or_404(Run.objects.select_related("pool"), pk=run_id)
     flt = selectors.GalleryFilter.from_query(request.GET)
-    turns = RunArguments.from_dict(run.hyperparameters).turns
+    turns = run.arguments.turns
     sorts = selectors.GALLERY_SORTS if turns > 1 else {
         key: label for key, label in selectors.GALLERY_SORTS.items() if key not in selectors.CHAIN_ONLY_SORTS}
     context = {

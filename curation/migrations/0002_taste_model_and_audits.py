@@ -33,7 +33,7 @@ class Migration(migrations.Migration):
             name='TasteModel',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('params', models.JSONField(help_text='paintapp.env.judges.taste.TasteModel.to_dict()')),
+                ('params', models.JSONField(help_text='paintenv.judges.taste.TasteModel.to_dict()')),
                 ('accuracy', models.JSONField(default=dict, help_text='held-out pairwise accuracy on the eval split')),
                 ('train_pairs', models.PositiveIntegerField(default=0)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),

@@ -10,7 +10,7 @@ from django.urls import reverse
 from curation.models import JudgeAudit
 from curation.tasks import run_judge_audit
 from paintapp.celery import app
-from paintapp.env.judges.taste import SMALL_SAMPLE_PAIRS
+from paintenv.judges.taste import SMALL_SAMPLE_PAIRS
 from tests.curation.factories import make_pool
 
 pytestmark = pytest.mark.django_db

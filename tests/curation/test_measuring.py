@@ -7,7 +7,7 @@ from django.core.files.storage import default_storage
 from curation import measuring
 from curation.models import ReferenceFeatures
 from curation.services import reference_create
-from paintapp.env import features as feature_code
+from paintenv import features as feature_code
 from tests.curation.factories import png_bytes
 
 pytestmark = pytest.mark.django_db

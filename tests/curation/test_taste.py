@@ -1,5 +1,5 @@
 """Training a pool's taste judge (curation/taste.py): the calibration it records and the pool
-page's report of it. (Calibration on the demo pool's grades: tests/env/test_taste.py.)"""
+page's report of it. (Calibration on the demo pool's grades: tests/paintenv/test_taste.py.)"""
 from __future__ import annotations
 
 import pytest

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from curation.services import grade_set, pool_freeze, reference_create
 from curation.taste import taste_model_train
-from tests.env.test_features import hard_painting, muddy_painting, near_empty_painting, soft_painting
+from tests.paintenv.test_features import hard_painting, muddy_painting, near_empty_painting, soft_painting
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

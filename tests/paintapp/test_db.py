@@ -1,4 +1,4 @@
-"""Database work that outlasts a PostgreSQL restart (paintapp.db)."""
+"""Database work that outlasts a PostgreSQL restart (paintapp.lib.db)."""
 from __future__ import annotations
 
 import psycopg
@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import OperationalError, connection, transaction
 
-from paintapp.db import outlasting_restarts
+from paintapp.lib.db import outlasting_restarts
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,4 +1,4 @@
-"""paintapp.exports: an export job's progress, its states and its stored file (with the pool
+"""paintapp.lib.exports: an export job's progress, its states and its stored file (with the pool
 export model as the concrete one)."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from kombu.exceptions import OperationalError
 
 from curation.models import PoolExport
 from curation.services import grade_set, pool_freeze
-from paintapp import exports
-from paintapp.exports import export_build, export_request
+from paintapp.lib import exports
+from paintapp.lib.exports import export_build, export_request
 from tests.curation.factories import make_reference
 
 pytestmark = pytest.mark.django_db

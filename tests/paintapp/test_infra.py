@@ -5,8 +5,8 @@ import socket
 
 import pytest
 
-from paintapp import infra
-from paintapp.infra import resolve_services
+from paintapp.lib import infra
+from paintapp.lib.infra import resolve_services
 
 
 @pytest.fixture

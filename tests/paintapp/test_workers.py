@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from paintapp import workers
+from paintapp.lib import workers
 
 RENDER_WORKER = {"hostname": "render@box", "queues": ["render"]}
 

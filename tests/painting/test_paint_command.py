@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.env.adversarial import CASES
+from tests.paintenv.adversarial import CASES
 
 REPO = Path(__file__).resolve().parents[2]
-GOOD = REPO / "tests" / "env" / "corpus" / "good" / "hibiscus.js"
+GOOD = REPO / "tests" / "paintenv" / "corpus" / "good" / "hibiscus.js"
 ONE_PER_CONSTRUCT = list({case.construct: case for case in CASES if case.wrapper == "unicode_escape"}.values())
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from paintapp.env.painting import paint_reply
-from paintapp.env.render_config import RendererConfig
-from paintapp.env.renderer import Renderer
-from paintapp.env.reward import PRESETS
+from paintenv.painting import paint_reply
+from paintenv.render_config import RendererConfig
+from paintenv.renderer import Renderer
+from paintenv.reward import PRESETS
 from painting.pipeline import (
     RENDER_ONLY,
     Batch,
@@ -24,7 +24,7 @@ from painting.pipeline import (
 )
 from tests.curation.factories import png_bytes
 
-CORPUS = Path(__file__).resolve().parents[1] / "env" / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "paintenv" / "corpus"
 GOOD = (CORPUS / "good" / "hibiscus.js").read_text()
 MINIMAL = (CORPUS / "good" / "minimal.js").read_text()
 LOOPING = (CORPUS / "hostile" / "loop_in_setup.js").read_text()  # passes the gate, never finishes
@@ -208,7 +208,7 @@ def test_a_twin_lost_to_infrastructure_checks_nothing_and_fails_nothing(media):
 
 
 def test_a_painting_given_as_png_with_writing_in_it_is_painted_text(renderer, media):
-    from tests.env.adversarial.painted_text import STYLES, text_sketch
+    from tests.paintenv.adversarial.painted_text import STYLES, text_sketch
 
     png = renderer.render(text_sketch("BEST PAINTING", STYLES[0]), seed=1, size=400).png
     painted = paint_batch([PaintJob(reply=None, prompt="a flower", png=png)], recipe=HPS_ONLY, pool_id=None, size=192,

@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
-from paintapp.env.reward import PRESETS
+from paintenv.reward import PRESETS
 from painting import services
 from painting.models import RewardRecipe
 from painting.selectors import recipe_get, recipe_name_matching, recipe_names

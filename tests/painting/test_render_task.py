@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from paintapp.env.reward import PRESETS
+from paintenv.reward import PRESETS
 from painting.pipeline import reward_of
 from painting.tasks import render_sketch
-from tests.env.adversarial import CASES
+from tests.paintenv.adversarial import CASES
 
-CORPUS = Path(__file__).resolve().parents[1] / "env" / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "paintenv" / "corpus"
 GOOD = (CORPUS / "good" / "hibiscus.js").read_text()
 LOOP_FOREVER = """
 function setup() {
@@ -39,6 +39,12 @@ def test_it_renders_a_good_sketch_and_stores_its_png(render_worker, worker_env):
     assert result["png_sha256"] in result["png_path"]
 
 
+def test_a_render_queued_under_the_tasks_name_before_it_moved_still_renders_on_the_render_queue(render_worker):
+    assert render_sketch.name == "painting.tasks.render_sketch"
+    result = render_sketch.app.send_task("training.tasks.render_sketch", args=[GOOD], kwargs={"size": 128})
+    assert result.get(timeout=120)["passed"] is True
+
+
 def test_a_looping_sketch_is_a_timeout_verdict_and_the_worker_renders_the_next_one(render_worker):
     looped = render_sketch.delay(LOOP_FOREVER, size=256, render_failed_gate=True).get(timeout=120)
     assert "render_timeout" in looped["violations"]
@@ -56,7 +62,7 @@ def test_a_sketch_failing_the_gate_is_not_rendered_unless_asked(render_worker):
     assert "runtime_bare_primitive" in rendered["violations"]
 
 
-# One hostile sketch per forbidden construct (tests/env/adversarial/), rendered by the
+# One hostile sketch per forbidden construct (tests/paintenv/adversarial/), rendered by the
 # worker even though the gate refuses it: the render itself must fail with a code, and a
 # trainer fooled at the gate would still reward it 0, never None.
 ONE_PER_CONSTRUCT = list({case.construct: case for case in CASES if case.wrapper == "computed_name"}.values())

@@ -5,8 +5,8 @@ import pytest
 
 from curation.models import TasteModel
 from curation.selectors import group_references
-from paintapp.env.reward import PRESETS, combine
-from paintapp.storage import store_content_addressed
+from paintapp.lib.storage import store_content_addressed
+from paintenv.reward import PRESETS, combine
 from painting.tasks import score_painting
 from tests.curation.factories import make_pool, png_bytes
 from tests.support.fake_vlm_server import FakeVLMServer

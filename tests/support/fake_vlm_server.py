@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from paintapp.env.judges.vlm import DEFAULT_MODEL
+from paintenv.judges.vlm import DEFAULT_MODEL
 
 
 @dataclass

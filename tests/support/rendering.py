@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from paintapp.env.render_config import RendererConfig
-from paintapp.env.render_result import Render
-from paintapp.env.renderer import Renderer
+from paintenv.render_config import RendererConfig
+from paintenv.render_result import Render
+from paintenv.renderer import Renderer
 
 
 def render_many(codes: list[str], *, timeout_s: float, size: int, workers: int = 2,

@@ -42,9 +42,9 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from paintapp.env.judges.vlm import VLMConfig, VLMJudge
-from paintapp.env.prompts import SUBJECTS
-from paintapp.env.quality.hpsv3 import REWARD_TOKEN, build_reward_head, hpsv3_user_text, published_key
+from paintenv.judges.vlm import VLMConfig, VLMJudge
+from paintenv.prompts import SUBJECTS
+from paintenv.quality.hpsv3 import REWARD_TOKEN, build_reward_head, hpsv3_user_text, published_key
 
 JUDGE_ANSWER = json.dumps({"winner": "A", "reason": "Painting A has the softer, more translucent washes."})
 VERSION = 1  # bump when the build changes: the folder name carries it, so old builds are not reused

@@ -11,7 +11,7 @@ import time
 from tests.support.workers import REPO
 
 STATUS_SCRIPT = (
-    "import json; from system.selectors import system_status; from paintapp.workers import answering_queues; "
+    "import json; from system.selectors import system_status; from paintapp.lib.workers import answering_queues; "
     "s = system_status(); print(json.dumps({'source': s.liveness_source, 'alive': {q.name: q.alive for q in s.queues}, "
     "'answering': sorted(answering_queues())}))"
 )

@@ -11,13 +11,13 @@ from pathlib import Path
 
 from django.conf import settings
 
-from paintapp.env.feedback import feedback_text, turn_from_records
-from paintapp.env.gate import gate_source
-from paintapp.env.image import paint_fraction
-from paintapp.env.length import length_score
-from paintapp.env.painting import Painting
-from paintapp.env.reward import PRESETS
-from paintapp.storage import store_content_addressed
+from paintapp.lib.storage import store_content_addressed
+from paintenv.feedback import feedback_text, turn_from_records
+from paintenv.gate import gate_source
+from paintenv.image import paint_fraction
+from paintenv.length import length_score
+from paintenv.painting import Painting
+from paintenv.reward import PRESETS
 from tests.curation.factories import png_bytes
 from training import metrics as keys
 from training.checkpoints import seal
@@ -25,7 +25,7 @@ from training.config import RunArguments
 from training.models import Revision, Rollout, RolloutTurn, Run, Step
 from training.turns import rollout_reward
 
-CORPUS = Path(__file__).resolve().parents[1] / "env" / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "paintenv" / "corpus"
 GOOD = (CORPUS / "good" / "hibiscus.js").read_text()  # a complete sketch that passes the gate
 LOOP_FOREVER = """function setup() {
   createCanvas(600, 600, WEBGL);
@@ -130,13 +130,13 @@ def make_chain_rollout(run: Run, codes: Sequence[str], rewards: Sequence[float |
     code the gate refuses gets reward 0 and no painting (its entry in `rewards` must be 0).
     A passed turn is painted with `pngs[i]` (a real render, say) or a small test PNG, and its
     reward is `rewards[i]` (None: infrastructure failure). Every turn but the last carries the
-    feedback `paintapp.env.feedback` writes from that turn's own fields. The Rollout repeats
+    feedback `paintenv.feedback` writes from that turn's own fields. The Rollout repeats
     the last turn, with the combined reward final + w × (final − first) of the run's weight.
     `kept`: the last turn answered KEEP (its code, painting and reward are the turn before's).
     """
     assert len(codes) == len(rewards) >= 2, "a chain has two turns or more, one reward each"
     assert not kept or (codes[-1], rewards[-1]) == (codes[-2], rewards[-2]), "a kept turn repeats the turn before"
-    weight = RunArguments.from_dict(run.hyperparameters).revision_gain_weight
+    weight = run.arguments.revision_gain_weight
     references = list(run.pool.members.filter(split="train").values_list("reference_id", flat=True)[:2])
     rows = []
     for index, (code, reward) in enumerate(zip(codes, rewards, strict=True)):

@@ -61,8 +61,8 @@ def test_a_run_with_revision_turns_is_evaluated_on_its_final_sketches_after_the_
     """The sampler is scripted (the quick model never writes a passing sketch): the first
     sketches are a refused one and a good one, every revision a good one. A vision-language
     base model (its encoder stood in for) is also shown the good sketch's painting."""
-    from paintapp.env.feedback import revision_messages
-    from paintapp.env.reward import PRESETS
+    from paintenv.feedback import revision_messages
+    from paintenv.reward import PRESETS
     from painting.pipeline import InProcess
     from training import evaluation
     from training.config import RunArguments
@@ -117,7 +117,7 @@ def test_a_sample_that_answers_keep_keeps_its_painting_and_only_the_sketches_sti
 ):
     """Three turns, scripted: turn 1 a refused and a good sketch; turn 2 the refused one's
     revision is good and the good one answers KEEP; turn 3 the revised one answers KEEP."""
-    from paintapp.env.reward import PRESETS
+    from paintenv.reward import PRESETS
     from painting.pipeline import InProcess
     from training import evaluation
     from training.config import RunArguments

@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from paintapp.workers import missing_worker_message
+from paintapp.lib.workers import missing_worker_message
 from painting.tasks import render_sketch
 from tests.curation.factories import make_pool
 from tests.support.processes import still_running
@@ -19,7 +19,7 @@ from training.launching import failure_report, launch_command
 from training.models import Rollout, Run, Step
 from training.tasks import resume_waiting_runs
 
-GOOD = (Path(__file__).resolve().parents[1] / "env" / "corpus" / "good" / "hibiscus.js").read_text()
+GOOD = (Path(__file__).resolve().parents[1] / "paintenv" / "corpus" / "good" / "hibiscus.js").read_text()
 TWO_PROCESSES = FAST | {"num_processes": 2, "max_completion_length": 1024}
 
 

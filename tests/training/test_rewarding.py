@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from paintapp.env.extraction import reply_text
-from paintapp.env.reward import PRESETS
+from paintenv.extraction import reply_text
+from paintenv.reward import PRESETS
 from painting.pipeline import InProcess
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST

@@ -9,7 +9,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.urls import reverse
 
-from paintapp.storage import store_content_addressed
+from paintapp.lib.storage import store_content_addressed
 from tests.curation.factories import make_pool, png_bytes
 from tests.training.factories import make_revision, make_run
 from training import services

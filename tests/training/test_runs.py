@@ -4,12 +4,11 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from paintapp.env.reward import PRESETS
+from paintenv.reward import PRESETS
 from painting import services as painting_services
 from tests.curation.factories import make_pool
 from tests.training.factories import make_revision, make_run, write_checkpoint
 from training import services
-from training.config import RunArguments
 from training.models import Rollout, Run
 
 pytestmark = pytest.mark.django_db
@@ -363,7 +362,7 @@ def test_a_stored_run_with_length_thresholds_in_its_hyperparameters_loads_and_it
         **run.hyperparameters, "length_low_tokens": 120, "length_full_tokens": 2500, "length_high_tokens": 5000,
     })
     run.refresh_from_db()
-    assert RunArguments.from_dict(run.hyperparameters).num_generations == 8
+    assert run.arguments.num_generations == 8
     copy = services.run_duplicate(run=run)
     assert [copy.recipe[k] for k in ("length_low_tokens", "length_full_tokens", "length_high_tokens")] == [120, 2500, 5000]
 

@@ -13,7 +13,7 @@ import pytest
 import redis
 from django.contrib.auth.models import User
 
-from paintapp.db import outlasting_restarts
+from paintapp.lib.db import outlasting_restarts
 from tests.conftest import TEST_BROKER_URL
 from tests.curation.factories import make_pool
 from tests.support.services import PostgresServer, RedisServer, celery_pointed_at, django_database_at

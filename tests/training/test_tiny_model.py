@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from curation.management.commands.seed_pool import Command as SeedPool
-from paintapp.env import seedgen
-from paintapp.env.extraction import extract_sketch
-from paintapp.env.feedback import REVISE_INSTRUCTION
-from paintapp.env.prompts import SUBJECTS, build_messages
-from paintapp.env.seedgen.revisions import GATE_KINDS, revision_examples
+from paintenv import seedgen
+from paintenv.extraction import extract_sketch
+from paintenv.feedback import REVISE_INSTRUCTION
+from paintenv.prompts import SUBJECTS, build_messages
+from paintenv.seedgen.revisions import GATE_KINDS, revision_examples
 from system.management.commands.demo_setup import Command as DemoSetup
 from tests.support.painter import is_built
 from training.tiny_model import (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from paintapp.env.prompts import SUBJECTS, build_messages
+from paintenv.prompts import SUBJECTS, build_messages
 from training.tiny_model import EOS_TOKEN, SPEC_FILE, sft_examples, tokenizer_corpus
 from training.tiny_vl_model import QUICK_VL_SPEC, VISION_TOKENS, TinyVLSpec, build_vl_tokenizer
 

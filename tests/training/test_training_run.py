@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from paintapp.env.reward import PRESETS
+from paintenv.reward import PRESETS
 from painting import services as painting_services
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST, MECHANICS, wait_for, wait_until_ended

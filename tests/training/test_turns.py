@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from paintapp.env.feedback import REVISE_INSTRUCTION, revision_messages
-from paintapp.env.painting import paint_reply
-from paintapp.env.render_config import RendererConfig
-from paintapp.env.renderer import Renderer
-from paintapp.env.reward import PRESETS
+from paintenv.feedback import REVISE_INSTRUCTION, revision_messages
+from paintenv.painting import paint_reply
+from paintenv.render_config import RendererConfig
+from paintenv.renderer import Renderer
+from paintenv.reward import PRESETS
 from painting.pipeline import InProcess, Painted, PaintJob
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST

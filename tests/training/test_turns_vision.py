@@ -12,10 +12,10 @@ import pytest
 import torch
 from PIL import Image
 
-from paintapp.env.feedback import revision_messages
-from paintapp.env.render_config import RendererConfig
-from paintapp.env.renderer import Renderer
-from paintapp.env.reward import PRESETS
+from paintenv.feedback import revision_messages
+from paintenv.render_config import RendererConfig
+from paintenv.renderer import Renderer
+from paintenv.reward import PRESETS
 from painting.pipeline import InProcess
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST

@@ -12,12 +12,10 @@ from pathlib import Path
 from celery.exceptions import SoftTimeLimitExceeded
 
 from training.checkpoints import last_checkpoint
-from training.config import RunArguments
 from training.editor.services import revision_not_written, revision_written
 from training.feedback_images import painting_encoder
 from training.models import Revision, Run
 from training.stored_turns import revision_chat
-from training.trainer import ADAPTER_DIR
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +28,7 @@ def latest_adapter(run: Run) -> Path | None:
     exists (the base model alone)."""
     if not run.output_dir:
         return None
-    final = Path(run.output_dir) / ADAPTER_DIR
+    final = run.adapter_dir
     if not run.is_active and (final / ADAPTER_CONFIG).is_file():
         return final
     checkpoint = last_checkpoint(run.output_dir)
@@ -55,7 +53,7 @@ def revision_write(*, revision_id: int) -> Revision:
         from training.evaluation import sample_chats
         from training.model_loading import load_adapted_model
 
-        args = RunArguments.from_dict(run.hyperparameters)
+        args = run.arguments
         if not torch.cuda.is_available():
             torch.set_num_threads(max(1, args.torch_threads))
         model, processing_class = load_adapted_model(run.base_model, adapter)

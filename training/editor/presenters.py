@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from paintapp.env.reward import Recipe
-from paintapp.env.sandbox import BLANK_CANVAS, RENDER_TIMEOUT, RUNTIME_CODES
+from paintenv.reward import Recipe
+from paintenv.sandbox import BLANK_CANVAS, RENDER_TIMEOUT, RUNTIME_CODES
 from training.checkpoints import checkpoint_step
 from training.models import Revision, Rollout
 

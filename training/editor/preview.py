@@ -14,15 +14,15 @@ from django.conf import settings
 from django.templatetags.static import static
 from django.urls import reverse
 
-from paintapp.env.render_config import density_for
-from paintapp.env.render_page import PAGE_DIR, SHADOWS_PATH
-from paintapp.env.sandbox import compose_module, shadowable, shadows_module
-from paintapp.env.sketch_api import SKETCH_API
+from paintenv.render_config import density_for
+from paintenv.render_page import PAGE_DIR, SHADOWS_PATH
+from paintenv.sandbox import compose_module, shadowable, shadows_module
+from paintenv.sketch_api import SKETCH_API
 from painting.services import renderer_config
 from training.editor.services import EditorError
 
 # Where the studio serves each file the worker's page loads (settings.STATICFILES_DIRS maps
-# these folders onto paintapp/env/page/ and node_modules, the worker's own sources).
+# these folders onto paintenv/page/ and node_modules, the worker's own sources).
 STATIC_FOR_PAGE_PATH = {
     "/harness-pre.js": "paint-harness/harness-pre.js",
     "/p5.min.js": "vendor/p5/p5.min.js",

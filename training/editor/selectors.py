@@ -7,9 +7,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from curation.models import PoolMember, Provenance, Reference
-from paintapp.env.reward import Recipe
+from paintenv.reward import Recipe
 from painting.pipeline import render_seed
-from training.config import RunArguments
 from training.models import Revision, Rollout
 
 
@@ -19,7 +18,7 @@ def rollout_recipe(rollout: Rollout) -> Recipe:
 
 def rollout_render_settings(rollout: Rollout) -> dict:
     """The seed and size the trainer rendered this rollout with."""
-    args = RunArguments.from_dict(rollout.run.hyperparameters)
+    args = rollout.run.arguments
     index = rollout.group * args.num_generations + rollout.position
     return {"seed": render_seed(rollout.run.seed, rollout.step, index), "size": args.render_size}
 

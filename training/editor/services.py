@@ -39,10 +39,10 @@ from curation.images import ImageRejected, normalise_image
 from curation.models import Provenance, Reference
 from curation.services import reference_create
 from paintapp.celery import app as celery_app
-from paintapp.env.extraction import is_keep_reply, reply_text
-from paintapp.env.gate import MAX_SOURCE_CHARS, gate_reply, gate_source
-from paintapp.env.painting import UNRENDERABLE
-from paintapp.env.sandbox import BLANK_CANVAS
+from paintenv.extraction import is_keep_reply, reply_text
+from paintenv.gate import MAX_SOURCE_CHARS, gate_reply, gate_source
+from paintenv.painting import UNRENDERABLE
+from paintenv.sandbox import BLANK_CANVAS
 from painting.pipeline import reward_of
 from painting.tasks import render_sketch, score_painting
 from training.editor.presenters import failure_stage

@@ -17,8 +17,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from paintapp.env.gate import MAX_SOURCE_CHARS
-from paintapp.storage import stored_png_response
+from paintapp.lib.storage import stored_png_response
+from paintenv.gate import MAX_SOURCE_CHARS
 from training import selectors as training_selectors
 from training.editor import presenters, preview, selectors, services
 from training.models import Revision, Rollout

@@ -11,7 +11,7 @@ from curation.exporting import export_pool, pool_zip_name, write_pool_zip
 from curation.models import Pool
 from curation.selectors import pool_get
 from curation.services import CurationError
-from paintapp.progress import progress_bar
+from paintapp.lib.progress import progress_bar
 
 USAGE_ERROR = 2
 

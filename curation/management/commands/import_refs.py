@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from curation.importing import import_path
 from curation.models import Provenance
 from curation.services import CurationError
-from paintapp.progress import progress_bar
+from paintapp.lib.progress import progress_bar
 
 USAGE_ERROR = 2  # bad arguments: nothing was attempted
 REFUSED = 1  # the folder or archive was refused, or held nothing importable: nothing of it was stored

@@ -18,9 +18,9 @@ from curation import services
 from curation.demo import DEMO_CURATOR, demo_tier, ensure_demo_curator
 from curation.images import normalise_image
 from curation.models import Provenance, Reference
-from paintapp.env import seedgen
-from paintapp.env.renderer import Renderer
-from paintapp.workers import answering_queues, missing_worker_message
+from paintapp.lib.workers import answering_queues, missing_worker_message
+from paintenv import seedgen
+from paintenv.renderer import Renderer
 from painting.pipeline import RENDER_ONLY, InProcess, PaintJob, paint_batch
 from painting.services import renderer_config
 

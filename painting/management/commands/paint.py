@@ -16,9 +16,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from paintapp.env.painting import Painting, paint_reply
-from paintapp.env.render_result import RenderUnavailable
-from paintapp.env.renderer import Renderer
+from paintenv.painting import Painting, paint_reply
+from paintenv.render_result import RenderUnavailable
+from paintenv.renderer import Renderer
 from painting.judging import reference_library
 from painting.pipeline import InProcess, PaintJob, paint_batch
 from painting.selectors import default_recipe_name, recipe_get

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from paintapp.env.probes import PartProbe, RecipeProbe, unprobed_recipe
+from paintenv.probes import PartProbe, RecipeProbe, unprobed_recipe
 from painting.judging import reference_library
 from painting.probing import recipes_probe
 from painting.selectors import default_recipe_name, recipe_get, recipe_names, recipe_source

@@ -11,10 +11,10 @@ import pytest
 import torch
 from django.urls import reverse
 
-from paintapp.env.feedback import feedback_text, revision_messages, turn_from_records
-from paintapp.env.gate import gate_reply
-from paintapp.env.painting import paint_reply, paint_source
-from paintapp.env.prompts import build_messages, make_subject
+from paintenv.feedback import feedback_text, revision_messages, turn_from_records
+from paintenv.gate import gate_reply
+from paintenv.painting import paint_reply, paint_source
+from paintenv.prompts import build_messages, make_subject
 from tests.curation.factories import make_pool
 from tests.training.factories import (
     BARE_RECT,

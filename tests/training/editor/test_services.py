@@ -15,11 +15,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from curation.models import Provenance, Reference
-from paintapp.env.gate import MAX_SOURCE_CHARS
-from paintapp.env.length import length_score
-from paintapp.env.render_page import load_assets
-from paintapp.env.reward import Recipe
-from paintapp.env.sandbox import compose_module, shadowable, shadows_module
+from paintenv.gate import MAX_SOURCE_CHARS
+from paintenv.length import length_score
+from paintenv.render_page import load_assets
+from paintenv.reward import Recipe
+from paintenv.sandbox import compose_module, shadowable, shadows_module
 from painting.services import renderer_config
 from tests.curation.factories import make_pool
 from tests.training.factories import GOOD, LOOP_FOREVER, make_run
@@ -121,7 +121,7 @@ def test_an_endless_loop_is_a_render_timeout_verdict_worth_0_and_the_worker_goes
 @pytest.mark.django_db(transaction=True)
 def test_writing_painted_with_brush_marks_is_painted_text_worth_0_and_the_page_says_what_it_read(
         start_worker, rollout, curator, client):
-    from tests.env.adversarial.painted_text import Style, text_sketch
+    from tests.paintenv.adversarial.painted_text import Style, text_sketch
 
     start_worker("render")
     strokes = Style("large strokes", cell=8, mark="stroke", x=10, y=40)  # legible even at the run's 128 px

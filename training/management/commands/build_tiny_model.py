@@ -118,9 +118,9 @@ class Command(BaseCommand):
     def _report_samples(self, out: Path, n: int, temperature: float, size: int, no_render: bool) -> None:
         from django.conf import settings
 
-        from paintapp.env.render_config import RendererConfig
-        from paintapp.env.render_result import RenderUnavailable
-        from paintapp.env.renderer import Renderer
+        from paintenv.render_config import RendererConfig
+        from paintenv.render_result import RenderUnavailable
+        from paintenv.renderer import Renderer
         from training.tiny_model import record_evaluation, sample_pass_rate
 
         renderer = None

@@ -4,14 +4,12 @@ loads in its own class with its processor, in bf16 on a GPU, float32 on CPU."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from training.evaluation import evaluate_run
 from training.model_loading import load_adapted_model
 from training.models import Run
-from training.trainer import ADAPTER_DIR
 
 
 class Command(BaseCommand):
@@ -27,8 +25,8 @@ class Command(BaseCommand):
         instance = Run.objects.filter(id=run).select_related("pool").first()
         if instance is None:
             raise CommandError(f"no run {run}", returncode=2)
-        adapter = Path(instance.output_dir) / ADAPTER_DIR
-        if not (adapter / "adapter_config.json").exists():
+        adapter = instance.adapter_dir
+        if adapter is None or not (adapter / "adapter_config.json").exists():
             raise CommandError(f"run {run} has no saved adapter yet ({adapter})", returncode=2)
         if not torch.cuda.is_available():
             torch.set_num_threads(1)

@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from huggingface_hub.errors import HfHubHTTPError
 
-from paintapp.storage import human_size
+from paintapp.lib.storage import human_size
 from training.model_export import ModelExportError, adapter_merge, model_push
 from training.models import Run
 

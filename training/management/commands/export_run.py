@@ -6,8 +6,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from paintapp.progress import progress_bar
-from paintapp.storage import human_size
+from paintapp.lib.progress import progress_bar
+from paintapp.lib.storage import human_size
 from training.export import ExportError, ExportRefused, ExportResult, export_run
 from training.models import Run
 from training.stats import format_number

@@ -13,8 +13,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from paintapp.progress import progress_bar
-from paintapp.storage import human_size
+from paintapp.lib.progress import progress_bar
+from paintapp.lib.storage import human_size
 from training.model_cache import CachedModel, ModelNotFound, ModelUnavailable, fetch_model, hub_cache_dir
 
 USAGE_ERROR = 2

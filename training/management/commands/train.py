@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, DjangoHelpFor
 
 from curation.models import Pool
 from curation.selectors import pool_get
-from paintapp.env.reward import LENGTH_THRESHOLDS
+from paintenv.reward import LENGTH_THRESHOLDS
 from painting.selectors import default_recipe_name
 from training import services
 from training.config import RunArguments, argument_spec, argument_specs

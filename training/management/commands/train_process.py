@@ -9,7 +9,6 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from training import together
-from training.config import RunArguments
 from training.launching import report_outcome, reporting_failure, watch_parent
 from training.models import Run
 from training.trainer import train_steps
@@ -30,7 +29,7 @@ class Command(BaseCommand):
         report_dir = Path(report_dir)
         with reporting_failure(report_dir):
             found = Run.objects.select_related("pool").get(id=run)
-            outcome = train_steps(found, RunArguments.from_dict(found.hyperparameters), task_id,
+            outcome = train_steps(found, found.arguments, task_id,
                                   checkpoint=Path(checkpoint) if checkpoint else None, processes=processes)
         if together.is_main():
             report_outcome(report_dir, asdict(outcome))
