@@ -3,7 +3,7 @@
 // the frame has an opaque origin of its own, and Chromium runs it in a process of its own, so
 // an endless loop here cannot freeze the editor (the editor throws the frame away instead).
 //
-// It runs the render harness exactly as the render worker does (paintapp/env/page/): the same
+// It runs the render harness exactly as the render worker does (paintenv/page/): the same
 // four files in index.html's order, then __paint.prepare(), then __paint.render() with the
 // server's options. Where the worker answers /shadows.js and /sketch.js by request
 // interception, this frame answers them with blob: URLs of its own; nothing leaves the frame
