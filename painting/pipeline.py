@@ -7,8 +7,9 @@ editor all judge a sketch here, so they agree on everything that decides a rewar
   step 0, which no training step is.
 - **Deadlines.** Each stage (render, score) has one deadline for the whole batch; what is not
   back by then is an infrastructure failure of that sketch. On the workers each task expires at
-  the deadline and what is not back is revoked, a started one terminated (`Workers`); a result
-  that still comes back is late: counted, never used.
+  the deadline and what is not back is revoked, a started one terminated (`Workers`, through
+  the pipeline core in painting/fanout.py, which the rollout editor uses too); a result that
+  still comes back is late: counted, never used.
 - **None.** Any infrastructure failure (timeout, dead worker, unreachable Chromium, a judge
   or scorer that is down) makes that sketch's reward None with the reason — never a made-up
   0. A sketch that fails the gate or the render is worth 0: that is a verdict, not a failure.
@@ -21,25 +22,22 @@ editor all judge a sketch here, so they agree on everything that decides a rewar
 from __future__ import annotations
 
 import logging
-import math
 import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from celery import group, states
-from celery.exceptions import TimeoutError as ResultTimeout
 from django.core.files.storage import default_storage
 
-from paintapp.lib.workers import broker_broadcasts
 from paintenv.determinism import compare_paintings
 from paintenv.painting import UNRENDERABLE, Painting, paint_reply
 from paintenv.renderer import Renderer
 from paintenv.reward import Recipe, combine
 from paintenv.sandbox import NONDETERMINISTIC, PAINTED_TEXT
 from paintenv.text_check import TextCheckUnavailable, get_text_check
-from painting import services
+from painting import fanout, services
+from painting.fanout import LateResult
 from painting.tasks import render_sketch, score_painting
 
 log = logging.getLogger(__name__)
@@ -136,14 +134,6 @@ class Batch:
         return self.none_count > 0 and all(p.reward is None or not p.gate_passed for p in self.paintings)
 
 
-class LateResult(TimeoutError):
-    """A task's result that came back after its stage's deadline: counted, never used."""
-
-
-class GivenUp(TimeoutError):
-    """A task that was not back by its stage's deadline: revoked (terminated if started)."""
-
-
 def reward_of(
     recipe: Recipe, *, code: str, gate_passed: bool, render: dict | None, score: dict | None, failure: str = ""
 ) -> tuple[float | None, dict, str]:
@@ -180,81 +170,29 @@ class Executor(Protocol):
     def score(self, calls: list[dict], *, deadline_s: float, progress: Callable[[int], None]) -> list[Any]: ...
 
 
-# Sending a stage rides out a broker restart (seconds) instead of failing the whole step
-# after Celery's default 0.6 s of retries: up to ~30 s, before the stage's deadline starts.
-SEND_RETRY_POLICY = {"max_retries": 30, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
-
-
 class Workers:
-    """Renders on the `render` queue and scores on the `score` queue, all of a stage at once.
-
-    Each task carries an expiry equal to the stage's deadline, so a worker that takes it later
-    discards it. At the deadline the tasks not back are revoked, and those already running are
-    terminated: a render keeps its pool process busy until its own timeout (RENDER_TIMEOUT_S,
-    a minute by default), so left running it would take the next step's worker and make
-    Nones cascade. Terminating costs the pool a fresh child process and browser (the first
-    render after it took 11 s instead of 2-4 s in tests/painting/test_pipeline.py, against the
-    minute the sketch could have kept), and loses nothing: renders and scores are pure
-    functions of their arguments, stored content-addressed. `settle_s` then bounds the wait for the
-    terminated tasks to end; one that finished first anyway is a late result (counted, not
-    used). kombu's SQLAlchemy transport (the embedded mode) cannot broadcast a revoke: there
-    the expiry alone keeps unstarted tasks from running, and a started one runs to its end.
-    """
-
-    POLL_S = 0.05
+    """Renders on the `render` queue and scores on the `score` queue, all of a stage at once,
+    through the pipeline core (painting/fanout.py): each task expires at the stage's deadline,
+    and at the deadline those not back are given up — revoked, a started one terminated, then
+    up to `settle_s` for them to end; one that finished first anyway is a late result (counted,
+    not used). Terminating costs the pool a fresh child process and browser (the first render
+    after it took 11 s instead of 2-4 s in tests/painting/test_pipeline.py, against the minute
+    the sketch could have kept)."""
 
     def __init__(self, *, settle_s: float = 2.0):
         self.settle_s = settle_s
 
     def render(self, calls, *, deadline_s, progress):
-        return self._fan_out(render_sketch, calls, deadline_s, progress)
+        return self._fan_out("render", calls, deadline_s, progress)
 
     def score(self, calls, *, deadline_s, progress):
         if any("png" in call for call in calls):
             raise ValueError("workers score stored paintings only (png_path)")
-        return self._fan_out(score_painting, calls, deadline_s, progress)
+        return self._fan_out("score", calls, deadline_s, progress)
 
-    def _fan_out(self, task, calls, deadline_s, progress) -> list[Any]:
-        expires = deadline_s if math.isfinite(deadline_s) else None
-        job = group(task.s(**call) for call in calls).apply_async(expires=expires, retry_policy=SEND_RETRY_POLICY)
-        deadline = time.monotonic() + deadline_s
-        outcomes: list[Any] = []
-        pending: list[int] = []
-        for index, result in enumerate(job.results):
-            remaining = deadline - time.monotonic()
-            try:
-                if remaining <= 0 and not result.ready():
-                    raise ResultTimeout()
-                # Waiting on subtasks from inside a task (the trainer, evaluation) is intended:
-                # they run on other queues, so they cannot deadlock the waiting worker.
-                outcomes.append(result.get(timeout=max(remaining, 0.001), disable_sync_subtasks=False, propagate=True))
-            except ResultTimeout:
-                outcomes.append(None)
-                pending.append(index)
-            except Exception as exc:  # noqa: BLE001 - dead worker, RenderUnavailable, broker down
-                outcomes.append(exc)
-            progress(len(outcomes))
-        if pending:
-            late = self._give_up([job.results[i] for i in pending])
-            for index, was_late in zip(pending, late):
-                outcomes[index] = (LateResult if was_late else GivenUp)(
-                    f"not back by the stage's {deadline_s:g} s deadline"
-                    + ("; it came back later and was not used" if was_late else "; revoked")
-                )
-        return outcomes
-
-    def _give_up(self, results) -> list[bool]:
-        """Revoke the tasks of `results`, terminating started ones; whether each came back anyway."""
-        try:
-            if broker_broadcasts():
-                results[0].app.control.revoke([result.id for result in results], terminate=True)
-                settle = time.monotonic() + self.settle_s
-                while time.monotonic() < settle and any(result.state == states.STARTED for result in results):
-                    time.sleep(self.POLL_S)
-            return [result.successful() for result in results]
-        except Exception:  # noqa: BLE001 - broker or backend down: the tasks still expire unseen
-            log.warning("could not revoke %s tasks past their deadline", len(results), exc_info=True)
-            return [False] * len(results)
+    def _fan_out(self, stage: str, calls, deadline_s, progress) -> list[Any]:
+        handles = fanout.submit(stage, calls, wait_s=deadline_s)
+        return fanout.collect(handles, deadline_s=deadline_s, progress=progress, settle_s=self.settle_s)
 
 
 class InProcess:

@@ -49,6 +49,10 @@ def painting_render(
     Returns the verdict as JSON-able data with `png_path` (a storage name) instead of the
     bytes. Raises RenderUnavailable when Chromium (or the text check) cannot run at all.
     """
+    # The sketch is gated again here (milliseconds) although the sender gated it: a render
+    # message can come from any process that reaches the broker, and this is where sketch code
+    # meets Chromium, so the gate that guards the browser runs beside it, never trusting a verdict
+    # carried in a message.
     painting = paint_source(
         code,
         renderer=renderer or get_renderer(renderer_config()),

@@ -1,10 +1,11 @@
 """Writes of the rollout editor: lint, revisions (render, score, collect), the model's
 revisions, promote.
 
-The web process never waits on a worker. `revision_render` and `revision_score` queue a
-task and return; `revision_sync`, called by the page's one-second poll, collects a finished
-result with `AsyncResult.ready()` and otherwise checks deadlines, so a missing or dead
-worker shows as a clear failure on the revision — never as a reward of 0.
+The web process never waits on a worker. `revision_render` and `revision_score` send a task
+through the pipeline core (`painting.fanout`, which `paint_batch` sends and collects with too)
+and return; `revision_sync`, called by the page's one-second poll, collects a finished result
+with `fanout.poll` and otherwise checks deadlines, so a missing or dead worker shows as a
+clear failure on the revision — never as a reward of 0.
 
 Someone waits for an editor render, so it has a short deadline (EDITOR_RENDER_DEADLINE_S,
 as the task's soft time limit): a render still running then is stopped, and the revision is
@@ -25,10 +26,10 @@ worker takes it within its wait (one that is training a run takes nothing else).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from celery.result import AsyncResult
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.storage import default_storage
@@ -43,8 +44,8 @@ from paintenv.extraction import is_keep_reply, reply_text
 from paintenv.gate import MAX_SOURCE_CHARS, gate_reply, gate_source
 from paintenv.painting import UNRENDERABLE
 from paintenv.sandbox import BLANK_CANVAS
+from painting import fanout
 from painting.pipeline import reward_of
-from painting.tasks import render_sketch, score_painting
 from training.editor.presenters import failure_stage
 from training.editor.selectors import rollout_recipe, rollout_render_settings
 from training.models import Revision, Rollout
@@ -63,6 +64,8 @@ TIME_LIMIT_ERRORS = ("SoftTimeLimitExceeded", "TimeLimitExceeded")
 # How long the train worker may take to load the run's model and write one revision (the
 # revise task's soft time limit; its hard one is HARD_LIMIT_GRACE_S later).
 MODEL_WRITE_LIMIT_S = 600.0
+# Sending: a broker that does not answer within about a second fails the revision at once.
+SEND_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5}
 # The task "Ask the model to revise" queues (routed to `train` in paintapp/celery.py).
 REVISE_TASK = "training.tasks.revise_with_model"
 
@@ -110,15 +113,11 @@ def lint_diagnostics(code: str) -> dict:
 # --- revisions ------------------------------------------------------------------------------
 
 
-def _enqueue(revision_id: int, field: str, task, args: list, kwargs: dict, task_id: str, wait_s: float,
-             **options: Any) -> None:
+def _enqueue(revision_id: int, field: str, task_id: str, send: Callable[[], object]) -> None:
     """Send the task (after the revision row is committed); a broker that is down fails the
     revision at once with the reason, instead of leaving it waiting."""
     try:
-        task.apply_async(
-            args=args, kwargs=kwargs, task_id=task_id, expires=wait_s,
-            retry=True, retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5}, **options,
-        )
+        send()
     except Exception as exc:  # noqa: BLE001 - kombu raises many kinds of connection errors
         Revision.objects.filter(id=revision_id, **{field: task_id}).update(
             status=Revision.Status.FAILED, finished_at=timezone.now(),
@@ -154,10 +153,10 @@ def _render_start(revision: Revision, *, wait_s: float) -> None:
     # Rendered even when the gate fails (the reward stays 0): the author sees what it draws; a
     # painting that passes is rendered twice, since its reward stands beside the rollout's.
     kwargs = {**rollout_render_settings(revision.rollout), "render_failed_gate": True, "check_determinism": True}
-    revision_id, code = revision.id, revision.code
-    transaction.on_commit(
-        lambda: _enqueue(revision_id, "render_task_id", render_sketch, [code], kwargs, task_id, wait_s, **limits)
-    )
+    call = {"code": revision.code, **kwargs}
+    revision_id = revision.id
+    transaction.on_commit(lambda: _enqueue(revision_id, "render_task_id", task_id, lambda: fanout.submit(
+        "render", [call], wait_s=wait_s, task_ids=[task_id], retry_policy=SEND_RETRY_POLICY, **limits)))
 
 
 # --- the model's revisions ------------------------------------------------------------------
@@ -183,10 +182,9 @@ def revision_ask_model(
             status=Revision.Status.WRITING, created_by=requested_by, write_task_id=task_id,
             stage_started_at=timezone.now(), wait_s=wait_s,
         )
-        task = celery_app.signature(REVISE_TASK)
-        transaction.on_commit(
-            lambda: _enqueue(revision.id, "write_task_id", task, [revision.id], {}, task_id, wait_s, **limits)
-        )
+        task = celery_app.signature(REVISE_TASK, args=[revision.id])
+        transaction.on_commit(lambda: _enqueue(revision.id, "write_task_id", task_id, lambda: task.apply_async(
+            task_id=task_id, expires=wait_s, retry=True, retry_policy=SEND_RETRY_POLICY, **limits)))
     revision.refresh_from_db()
     return revision
 
@@ -248,10 +246,9 @@ def revision_score(*, revision: Revision, wait_s: float = WORKER_WAIT_S) -> Revi
             "prompt": rollout.subject, "recipe": rollout_recipe(rollout).to_dict(),
             "reference_ids": list(rollout.reference_ids), "pool_id": rollout.run.pool_id,
         }
-        png = locked.png
-        transaction.on_commit(
-            lambda: _enqueue(locked.id, "score_task_id", score_painting, [png], kwargs, task_id, wait_s)
-        )
+        call = {"png_path": locked.png, **kwargs}
+        transaction.on_commit(lambda: _enqueue(locked.id, "score_task_id", task_id, lambda: fanout.submit(
+            "score", [call], wait_s=wait_s, task_ids=[task_id], retry_policy=SEND_RETRY_POLICY)))
     revision.refresh_from_db()
     return revision
 
@@ -283,12 +280,8 @@ def revision_sync(*, revision: Revision, now: datetime | None = None) -> Revisio
         Revision.Status.RENDERING: ("render", "render_task_id"),
         Revision.Status.SCORING: ("score", "score_task_id"),
     }[stage]
-    result = AsyncResult(getattr(revision, field), app=celery_app)
-    try:
-        state = result.state
-        outcome = result.result if state in ("SUCCESS", "FAILURE", "REVOKED") else None
-    except Exception as exc:  # noqa: BLE001 - the result backend is unreachable
-        state, outcome = "UNKNOWN", exc
+    polled = fanout.poll(fanout.Handle(getattr(revision, field), what))
+    state, outcome = polled.state, polled.value
     revision.task_state = state
 
     now = now or timezone.now()
@@ -415,17 +408,17 @@ def revision_cancel(*, revision: Revision, cancelled_by: AbstractBaseUser | None
         if not locked.is_pending:
             raise EditorError(f"Revision {locked.id} is not being written, rendered or scored any more: "
                               "nothing to cancel.", status=409)
-        task_id, doing = {
-            Revision.Status.WRITING: (locked.write_task_id, "writing"),
-            Revision.Status.RENDERING: (locked.render_task_id, "rendering"),
-            Revision.Status.SCORING: (locked.score_task_id, "scoring"),
+        task_id, stage, doing = {
+            Revision.Status.WRITING: (locked.write_task_id, "write", "writing"),
+            Revision.Status.RENDERING: (locked.render_task_id, "render", "rendering"),
+            Revision.Status.SCORING: (locked.score_task_id, "score", "scoring"),
         }[locked.status]
         now = now or timezone.now()
         elapsed = (now - locked.stage_started_at).total_seconds() if locked.stage_started_at else 0.0
         who = cancelled_by.get_username() if cancelled_by else "someone"
         note = f"Cancelled by {who} after {elapsed:.0f} s of {doing}"
         try:
-            celery_app.control.revoke(task_id, terminate=True)
+            fanout.revoke([fanout.Handle(task_id, stage)])
             note += "; the worker was told to stop it. No reward (not a 0)."
         except Exception as exc:  # noqa: BLE001 - kombu raises many kinds of connection errors
             note += (f"; the broker did not answer ({type(exc).__name__}), so the task runs out on its own and "

@@ -20,6 +20,7 @@ from paintenv.length import length_score
 from paintenv.render_page import load_assets
 from paintenv.reward import Recipe
 from paintenv.sandbox import compose_module, shadowable, shadows_module
+from painting import fanout
 from painting.services import renderer_config
 from tests.curation.factories import make_pool
 from tests.training.factories import GOOD, LOOP_FOREVER, make_run
@@ -67,9 +68,21 @@ def url(name: str, rollout: Rollout, *extra) -> str:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_revision_renders_then_scores_against_the_originals_references_with_its_recipe(workers, rollout, curator):
+def test_a_revision_renders_then_scores_against_the_originals_references_with_its_recipe(
+    workers, rollout, curator, monkeypatch
+):
+    sent = []  # the editor sends through the pipeline core, as paint_batch does
+
+    def submit(stage, calls, **options):
+        handles = real_submit(stage, calls, **options)
+        sent.extend((stage, handle.task_id) for handle in handles)
+        return handles
+
+    real_submit = fanout.submit
+    monkeypatch.setattr(fanout, "submit", submit)
     revision = services.revision_render(rollout=rollout, code=GOOD, created_by=curator)
     assert revision.status == Revision.Status.RENDERING
+    assert sent == [("render", revision.render_task_id)]
 
     revision = settle(revision)
     assert revision.status == Revision.Status.RENDERED, revision.error
@@ -85,6 +98,7 @@ def test_a_revision_renders_then_scores_against_the_originals_references_with_it
 
     revision = settle(services.revision_score(revision=revision))
     assert revision.status == Revision.Status.DONE, revision.error
+    assert sent == [("render", revision.render_task_id), ("score", revision.score_task_id)]
     judged = [v["reference_id"] for v in revision.judge_detail["references"]]
     assert judged == rollout.reference_ids and len(judged) == 4
     assert all(len(v["orders"]) == 2 for v in revision.judge_detail["references"])

@@ -1,0 +1,160 @@
+"""The pipeline core: send renders and scores to the workers, get handles back, collect them.
+
+Both ways of waiting go through here, so they share one deadline and revoke policy:
+
+- `paint_batch` (the trainer, evaluation, `paint score`) sends a whole stage with `submit` and
+  blocks in `collect` until every task is back or the stage's deadline passes;
+- the rollout editor sends one task with `submit`, returns to the page at once, and `poll`s it
+  on each of the page's requests; Cancel and a deadline passed end it with `give_up`.
+
+The policy: a task carries an expiry (`wait_s`) so a worker that takes it later discards it;
+what is not back by the deadline is revoked and, if started, terminated (a render keeps its
+pool process busy until its own timeout, a minute by default, so left running it would take the
+next step's worker); a result that still comes back after that is late — counted, never used.
+kombu's SQLAlchemy transport (the embedded mode) cannot broadcast a revoke: there the expiry
+alone keeps unstarted tasks from running, and a started one runs to its end.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from celery import group, states
+from celery.exceptions import TimeoutError as ResultTimeout
+from celery.result import AsyncResult
+
+from paintapp.lib.workers import broker_broadcasts
+from painting.tasks import render_sketch, score_painting
+
+log = logging.getLogger(__name__)
+
+STAGE_TASKS = {"render": render_sketch, "score": score_painting}
+# Sending rides out a broker restart (seconds) instead of failing the whole stage after
+# Celery's default 0.6 s of retries: up to ~30 s, before the stage's deadline starts.
+SEND_RETRY_POLICY = {"max_retries": 30, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
+# States in which a task will not change any more.
+FINISHED = frozenset({states.SUCCESS, states.FAILURE, states.REVOKED})
+UNKNOWN = "UNKNOWN"  # the result backend did not answer
+POLL_S = 0.05
+
+
+@dataclass(frozen=True)
+class Handle:
+    """One task sent to a worker: enough to poll, collect or give it up later, in any process."""
+
+    task_id: str
+    stage: str  # "render" or "score" (or the editor's "write", sent to the train worker)
+
+    @property
+    def result(self) -> AsyncResult:
+        return AsyncResult(self.task_id, app=render_sketch.app)
+
+
+@dataclass(frozen=True)
+class Polled:
+    """Where a task stands: its Celery state (or UNKNOWN) and, once finished, its value — the
+    task's return value on SUCCESS, the exception otherwise."""
+
+    state: str
+    value: Any = None
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED
+
+
+class LateResult(TimeoutError):
+    """A task's result that came back after its stage's deadline: counted, never used."""
+
+
+class GivenUp(TimeoutError):
+    """A task that was not back by its stage's deadline: revoked (terminated if started)."""
+
+
+def submit(stage: str, calls: Sequence[dict], *, wait_s: float | None, task_ids: Sequence[str] | None = None,
+           retry_policy: dict | None = None, **options: Any) -> list[Handle]:
+    """Send one task of `stage` per call (keyword arguments), all at once; a worker that takes
+    one after `wait_s` discards it. `options` are Celery's (time limits, ...). Raises what the
+    broker raises when it cannot be reached after the retries."""
+    task = STAGE_TASKS[stage]
+    expires = wait_s if wait_s is not None and math.isfinite(wait_s) else None
+    signatures = [task.s(**call) for call in calls]
+    if task_ids is not None:
+        signatures = [signature.set(task_id=task_id) for signature, task_id in zip(signatures, task_ids)]
+    sent = group(signatures).apply_async(expires=expires, retry=True,
+                                         retry_policy=retry_policy or SEND_RETRY_POLICY, **options)
+    return [Handle(result.id, stage) for result in sent.results]
+
+
+def poll(handle: Handle) -> Polled:
+    """The task's state now, without waiting."""
+    result = handle.result
+    try:
+        state = result.state
+        return Polled(state, result.result if state in FINISHED else None)
+    except Exception as exc:  # noqa: BLE001 - the result backend is unreachable
+        return Polled(UNKNOWN, exc)
+
+
+def collect(handles: Sequence[Handle], *, deadline_s: float, progress: Callable[[int], None],
+            settle_s: float = 2.0) -> list[Any]:
+    """Wait for `handles` until `deadline_s` from now: each task's return value, or the
+    exception it failed with (a dead worker, RenderUnavailable, a broker down), or — for those
+    not back by then, which are given up — GivenUp, or LateResult when one came back anyway.
+    `progress(n)` after each of the first n comes back."""
+    deadline = time.monotonic() + deadline_s
+    outcomes: list[Any] = []
+    pending: list[int] = []
+    for index, handle in enumerate(handles):
+        result = handle.result
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0 and not result.ready():
+                raise ResultTimeout()
+            # Waiting on subtasks from inside a task (the trainer, evaluation) is intended:
+            # they run on other queues, so they cannot deadlock the waiting worker.
+            outcomes.append(result.get(timeout=max(remaining, 0.001), disable_sync_subtasks=False, propagate=True))
+        except ResultTimeout:
+            outcomes.append(None)
+            pending.append(index)
+        except Exception as exc:  # noqa: BLE001 - dead worker, RenderUnavailable, broker down
+            outcomes.append(exc)
+        progress(len(outcomes))
+    if pending:
+        came_back = give_up([handles[i] for i in pending], settle_s=settle_s)
+        for index, late in zip(pending, came_back):
+            outcomes[index] = (LateResult if late else GivenUp)(
+                f"not back by the stage's {deadline_s:g} s deadline"
+                + ("; it came back later and was not used" if late else "; revoked")
+            )
+    return outcomes
+
+
+def give_up(handles: Sequence[Handle], *, settle_s: float = 2.0) -> list[bool]:
+    """Revoke the tasks of `handles`, terminating started ones, and wait up to `settle_s` for
+    the terminated to end; whether each came back anyway (late). Terminating costs the worker
+    pool a fresh child process and browser, and loses nothing: renders and scores are pure
+    functions of their arguments, stored content-addressed."""
+    if not handles:
+        return []
+    results = [handle.result for handle in handles]
+    try:
+        if broker_broadcasts():
+            revoke(handles)
+            settle = time.monotonic() + settle_s
+            while time.monotonic() < settle and any(result.state == states.STARTED for result in results):
+                time.sleep(POLL_S)
+        return [result.successful() for result in results]
+    except Exception:  # noqa: BLE001 - broker or backend down: the tasks still expire unseen
+        log.warning("could not revoke %s tasks past their deadline", len(results), exc_info=True)
+        return [False] * len(results)
+
+
+def revoke(handles: Sequence[Handle]) -> None:
+    """Tell the workers to drop the tasks of `handles` and terminate those running, without
+    waiting; raises what the broker raises when it cannot broadcast."""
+    render_sketch.app.control.revoke([handle.task_id for handle in handles], terminate=True)
