@@ -38,6 +38,7 @@ from paintenv.sandbox import NONDETERMINISTIC, PAINTED_TEXT
 from paintenv.text_check import TextCheckUnavailable, get_text_check
 from painting import fanout, services
 from painting.fanout import LateResult
+from painting.results import GivenPainting, RenderResult, ScoreResult
 from painting.tasks import render_sketch, score_painting
 
 log = logging.getLogger(__name__)
@@ -86,8 +87,8 @@ class Painted:
 
     job: PaintJob
     painting: Painting | None  # None when the job gave a painting without a sketch
-    render: dict | None = None  # what render_sketch returns; None when not rendered
-    score: dict | None = None  # what score_painting returns; None when not scored
+    render: RenderResult | GivenPainting | None = None  # None when not rendered
+    score: ScoreResult | None = None  # None when not scored
     reward: float | None = None
     parts: dict = field(default_factory=dict)
     failure: str = ""  # the infrastructure failure that made the reward None
@@ -135,7 +136,9 @@ class Batch:
 
 
 def reward_of(
-    recipe: Recipe, *, code: str, gate_passed: bool, render: dict | None, score: dict | None, failure: str = ""
+    recipe: Recipe, *, code: str, gate_passed: bool, render: RenderResult | GivenPainting | None,
+    score: ScoreResult | None,
+    failure: str = "",
 ) -> tuple[float | None, dict, str]:
     """(reward, parts, failure) from a sketch's gate, render and score results.
 
@@ -337,7 +340,7 @@ def _stage(name: str, run, indices: list[int], calls: list[dict], deadline_s: fl
     return results
 
 
-def _given_painting(png: bytes) -> dict:
+def _given_painting(png: bytes) -> GivenPainting:
     """A painting that exists already, read for writing like every render's painting."""
     found = get_text_check().find(png)
     return {"passed": not found.legible, "violations": [PAINTED_TEXT] if found.legible else [], "png": png,
@@ -351,7 +354,7 @@ def _determinism_sample(indices: list[int], every: int, rng: random.Random) -> l
     return [i for i in indices if every == 1 or rng.random() < 1 / every]
 
 
-def _check_determinism(first: dict | None, twin: dict | None) -> int:
+def _check_determinism(first: RenderResult | None, twin: RenderResult | None) -> int:
     """Compare a painting that passed with its twin; a difference fails it as `nondeterministic`.
     1 when compared, 0 when there was nothing to compare (either render lost, or not passed)."""
     if first is None or twin is None or not first.get("passed"):
@@ -365,7 +368,7 @@ def _check_determinism(first: dict | None, twin: dict | None) -> int:
     return 1
 
 
-def render_png(render: dict) -> bytes | None:
+def render_png(render: RenderResult | GivenPainting) -> bytes | None:
     """The PNG of what render_sketch returned (its bytes, or the stored file), or None when
     nothing was painted."""
     if render.get("png"):

@@ -20,6 +20,7 @@ from paintenv.renderer import Renderer, get_renderer
 from paintenv.reward import PRESETS, Recipe
 from painting.judging import judge_for, reference_library, scorer_for
 from painting.models import RewardRecipe
+from painting.results import RenderResult, ScoreResult
 
 
 class RecipeRefused(ValueError):
@@ -41,7 +42,7 @@ def painting_render(
     render_failed_gate: bool = False,
     check_determinism: bool = False,
     renderer: Renderer | None = None,
-) -> dict:
+) -> RenderResult:
     """Gate and render one sketch (in this process's warm browser unless `renderer` is given),
     read the painting for writing, and with `check_determinism` render it a second time;
     store the PNG content-addressed.
@@ -62,7 +63,7 @@ def painting_render(
         render_failed_gate=render_failed_gate,
         check_determinism=check_determinism,
     )
-    result = painting.to_dict()
+    result: RenderResult = painting.to_dict()
     result["png_path"] = store_content_addressed(painting.png, folder="renders") if painting.png else None
     result["png_sha256"] = sha256_hex(painting.png) if painting.png else None
     return result
@@ -70,12 +71,12 @@ def painting_render(
 
 def painting_score(
     *, png: bytes, prompt: str, recipe: Recipe, reference_ids: list[int], pool_id: int | None
-) -> dict:
+) -> ScoreResult:
     """Judge part (against the references, both orders) and quality part of one painting.
 
     A part whose backend fails is None with a reason — the reward then becomes None, never 0.
     """
-    result: dict = {"judge": None, "quality": None, "reasons": {}}
+    result: ScoreResult = {"judge": None, "quality": None, "reasons": {}}
     if recipe.w_judge > 0:
         try:
             judge = judge_for(recipe, pool_id)
@@ -100,7 +101,7 @@ def painting_score(
 
 def painting_score_stored(
     *, png_path: str, prompt: str, recipe: dict, reference_ids: list[int], pool_id: int | None
-) -> dict:
+) -> ScoreResult:
     with default_storage.open(png_path, "rb") as fh:
         png = fh.read()
     return painting_score(

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from paintenv.reward import Recipe
 from painting import services
+from painting.results import RenderResult, ScoreResult
 
 RENDER_OPTIONS = {"acks_late": True, "time_limit": settings.RENDER_TIME_LIMIT_S,
                   "soft_time_limit": settings.RENDER_TIME_LIMIT_S - 30}
@@ -19,7 +20,7 @@ SCORE_OPTIONS = {"acks_late": True, "time_limit": settings.SCORE_TIME_LIMIT_S,
 def render_sketch_run(
     code: str, seed: int = 0, size: int | None = None, strictness: str = "allowlist", render_failed_gate: bool = False,
     check_determinism: bool = False,
-) -> dict:
+) -> RenderResult:
     """Gate + sandboxed render of one sketch (+ the painted-text check, and a second render when
     `check_determinism`); the PNG is stored, its path returned.
 
@@ -33,7 +34,7 @@ def render_sketch_run(
     )
 
 
-def score_painting_run(png_path: str, prompt: str, recipe: dict, reference_ids: list[int], pool_id: int | None = None) -> dict:
+def score_painting_run(png_path: str, prompt: str, recipe: dict, reference_ids: list[int], pool_id: int | None = None) -> ScoreResult:
     """Judge (both orders, against the group's references) and quality parts of one painting."""
     return services.painting_score_stored(
         png_path=png_path, prompt=prompt, recipe=recipe, reference_ids=reference_ids, pool_id=pool_id

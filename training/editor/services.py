@@ -46,6 +46,7 @@ from paintenv.painting import UNRENDERABLE
 from paintenv.sandbox import BLANK_CANVAS
 from painting import fanout
 from painting.pipeline import reward_of
+from painting.results import RenderResult, ScoreResult
 from training.editor.presenters import failure_stage
 from training.editor.selectors import rollout_recipe, rollout_render_settings
 from training.models import Revision, Rollout
@@ -368,7 +369,7 @@ def _finish(revision: Revision, expected: str, *, outcome: dict | None = None, e
     return locked
 
 
-def _apply_render(revision: Revision, render: dict) -> None:
+def _apply_render(revision: Revision, render: RenderResult) -> None:
     render = dict(render)
     revision.png = render.pop("png_path", None) or ""
     render.pop("png", None)
@@ -388,7 +389,7 @@ def _apply_render(revision: Revision, render: dict) -> None:
     revision.finished_at = timezone.now()
 
 
-def _apply_score(revision: Revision, score: dict) -> None:
+def _apply_score(revision: Revision, score: ScoreResult) -> None:
     reward, parts, failure = reward_of(
         rollout_recipe(revision.rollout), code=revision.code, gate_passed=True, render=revision.render, score=score,
     )
