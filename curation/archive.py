@@ -27,8 +27,8 @@ from typing import BinaryIO
 from django.utils.text import slugify
 
 from curation import images
+from curation.errors import CurationError
 from curation.models import Provenance, Split, Tier
-from curation.services import CurationError
 from paintapp.lib.storage import human_size
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"})

@@ -22,9 +22,9 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
+from curation.errors import CurationError
 from curation.models import AuditStatus, JudgeAudit, Pool, Tier
 from curation.selectors import agreement_input
-from curation.services import CurationError
 from paintapp.celery import app as celery_app
 from paintenv.intervals import FEW_PAIRS, wilson_interval
 from painting.judging import judge_for

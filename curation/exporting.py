@@ -34,8 +34,8 @@ from curation.archive import (
     PARQUET_FILE,
     POOL_FILE,
 )
+from curation.errors import CurationError
 from curation.models import Pool, PoolExport
-from curation.services import CurationError
 from paintapp.lib.dataset_card import dataset_card
 from paintapp.lib.exports import export_build
 from paintapp.lib.storage import sha256_hex

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
-from curation.services import CurationError
+from curation.errors import CurationError
 
 MAX_BYTES = 25 * 1024 * 1024
 MAX_PIXELS = 4096 * 4096

@@ -44,9 +44,10 @@ from curation.archive import (
     validated_fields,
     zip_entries,
 )
+from curation.errors import CurationError
 from curation.images import ImageRejected, normalise_image
 from curation.models import Provenance, Reference, Split, Tier
-from curation.services import CurationError, grade_set, pool_restore, reference_create
+from curation.services import grade_set, pool_restore, reference_create
 
 Progress = Callable[[int, int, str], None]
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from curation.consensus import Consensus, ConsensusError, ConsensusSettings, consensus
+from curation.errors import CurationError
 from curation.models import (
     Grade,
     GradeBatch,
@@ -31,13 +32,10 @@ from curation.selectors import (
     consensus_scope,
     reference_list,
 )
+from curation.tasks import train_taste_model
 from paintapp.lib.storage import sha256_hex, store_content_addressed
 
 logger = logging.getLogger(__name__)
-
-
-class CurationError(ValueError):
-    """A request that cannot be carried out, with a message fit for the curator."""
 
 
 def reference_create(
@@ -392,8 +390,6 @@ def _pool_version_create(
 
 def _train_taste_model_later(pool_id: int) -> None:
     """The taste judge is retrained on a score worker whenever a pool version is made."""
-    from curation.tasks import train_taste_model  # tasks import services: imported here, not at the top
-
     try:
         train_taste_model.delay(pool_id)
     except Exception:  # noqa: BLE001 - broker down: the score worker trains it on first use instead

@@ -19,6 +19,7 @@ from celery.utils import uuid
 from django.utils import timezone
 from huggingface_hub import HfApi
 
+from paintapp.celery import app as celery_app
 from training.model_card import model_card
 from training.model_loading import load_processing_class
 from training.models import Run
@@ -108,6 +109,8 @@ def model_push(*, run: Run, repo_id: str, private: bool = False, merged_dir: Pat
 MERGED_DIR = "merged"
 MERGE_STATE_FILE = "merge.json"
 MERGE_PENDING = ("queued", "running")
+# Sent by name: training/tasks.py imports this module, so importing it back would make a circle.
+MERGE_RUN_ADAPTER = "training.tasks.merge_run_adapter"
 
 
 def merge_state(run: Run) -> dict | None:
@@ -129,8 +132,6 @@ def _write_merge_state(run: Run, **state) -> None:
 
 def merge_request(*, run: Run) -> dict:
     """Queue the merge of the run's adapter into `<run folder>/merged/` on the train worker."""
-    from training.tasks import merge_run_adapter  # tasks import this module
-
     if run.is_active:
         raise ModelExportError("the run is still training: merge its adapter once it has ended")
     adapter_dir(run)
@@ -139,7 +140,7 @@ def merge_request(*, run: Run) -> dict:
         raise ModelExportError(f"a merge of this run is already {state['status']}")
     task_id = uuid()
     _write_merge_state(run, status="queued", task_id=task_id, message="waiting for the train worker")
-    merge_run_adapter.apply_async((run.id,), task_id=task_id)
+    celery_app.send_task(MERGE_RUN_ADAPTER, (run.id,), task_id=task_id)
     return merge_state(run)
 
 

@@ -15,6 +15,7 @@ from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from curation.models import Pool, Tier
+from paintapp.celery import app as celery_app
 from paintapp.lib.workers import START_HINT, answering_queues, live_workers, missing_worker_message
 from paintenv.probes import RecipeProbe
 from paintenv.prompts import SUBJECTS
@@ -25,10 +26,12 @@ from painting.selectors import UnknownRecipe, recipe_get
 from training.config import VLLM_BACKENDS, RunArguments
 from training.models import Rollout, Run
 from training.selectors import RunDeletion, resume_redo, run_deletion
-from training.tasks import run_training
 from training.tracking import tracking_problem
 
 log = logging.getLogger(__name__)
+# Services send the trainer's task by name: training/tasks.py imports this module, so importing
+# it back would make a circle.
+RUN_TRAINING = "training.tasks.run_training"
 
 
 class LaunchError(ValueError):
@@ -193,7 +196,7 @@ def _enqueue_training(run_id: int, resume: bool = False) -> None:
     # run's current task (training.lifecycle ignores deliveries of any other).
     task_id = uuid()
     Run.objects.filter(id=run_id).update(task_id=task_id, attempts=0)
-    run_training.apply_async((run_id,), {"resume": resume}, task_id=task_id)
+    celery_app.send_task(RUN_TRAINING, (run_id,), {"resume": resume}, task_id=task_id)
 
 
 def run_stop(*, run: Run) -> Run:

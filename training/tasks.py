@@ -12,6 +12,7 @@ from django.utils import timezone
 from paintapp.lib.workers import answering_queues
 from training.lifecycle import runs_reap
 from training.models import Run, RunExport
+from training.services import runs_resume_waiting
 from training.trainer import train_run
 
 
@@ -34,8 +35,6 @@ def reap_runs() -> list[int]:
 @shared_task(name="training.tasks.resume_waiting_runs")
 def resume_waiting_runs() -> list[int]:
     """Celery beat's periodic check: resume the runs waiting for workers that answer again."""
-    from training.services import runs_resume_waiting  # services queue this module's tasks
-
     return [run.id for run in runs_resume_waiting(answering=answering_queues())]
 
 

@@ -11,11 +11,12 @@ from django.test import Client
 from django.urls import reverse
 
 from curation.consensus import ConsensusSettings
+from curation.errors import CurationError
 from curation.exporting import export_pool
 from curation.importing import import_path
 from curation.models import Pool
 from curation.selectors import pool_get
-from curation.services import CurationError, pool_freeze_consensus, pool_freeze_per_curator
+from curation.services import pool_freeze_consensus, pool_freeze_per_curator
 from curation.taste import taste_model_train
 from tests.curation.factories import make_reference
 from tests.curation.test_agreement_page import grade_as

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 
+from curation.errors import CurationError
 from curation.models import Grade, GradeEvent
 from curation.selectors import ReferenceFilter, reference_list, tier_counts
-from curation.services import CurationError, grade_bulk, grade_bulk_undo, grade_set
+from curation.services import grade_bulk, grade_bulk_undo, grade_set
 from tests.curation.factories import make_reference
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageCms
 
+from curation.errors import CurationError
 from curation.images import ImageRejected, normalise_image
-from curation.services import CurationError
 
 
 def encode(image: Image.Image, format: str = "PNG", **params) -> bytes:

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 
+from curation.errors import CurationError
 from curation.models import Pool
 from curation.selectors import ReferenceFilter, pool_balance, pool_diff, pool_get
-from curation.services import CurationError, grade_set, pool_freeze
+from curation.services import grade_set, pool_freeze
 from tests.curation.factories import make_reference
 
 pytestmark = pytest.mark.django_db

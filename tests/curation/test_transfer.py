@@ -16,11 +16,12 @@ from huggingface_hub import DatasetCard
 from PIL import Image
 
 from curation.archive import ImportLimits
+from curation.errors import CurationError
 from curation.exporting import export_pool, write_pool_zip
 from curation.importing import import_path, import_uploads
 from curation.models import Grade, GradeEvent, Pool, Reference
 from curation.selectors import pool_balance
-from curation.services import CurationError, grade_set, pool_freeze, pool_restore, reference_create
+from curation.services import grade_set, pool_freeze, pool_restore, reference_create
 from tests.curation.factories import png_bytes, zip_of
 
 pytestmark = pytest.mark.django_db

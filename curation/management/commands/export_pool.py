@@ -7,10 +7,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from curation.errors import CurationError
 from curation.exporting import export_pool, pool_zip_name, write_pool_zip
 from curation.models import Pool
 from curation.selectors import pool_get
-from curation.services import CurationError
 from paintapp.lib.progress import progress_bar
 
 USAGE_ERROR = 2

@@ -7,9 +7,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from curation import consensus
+from curation.errors import CurationError
 from curation.forms import FilterError, ReferenceFilterForm
 from curation.selectors import pool_balance
-from curation.services import CurationError, pool_freeze, pool_freeze_consensus, pool_freeze_per_curator
+from curation.services import pool_freeze, pool_freeze_consensus, pool_freeze_per_curator
 
 
 class Command(BaseCommand):

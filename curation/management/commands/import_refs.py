@@ -7,9 +7,9 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from curation.errors import CurationError
 from curation.importing import import_path
 from curation.models import Provenance
-from curation.services import CurationError
 from paintapp.lib.progress import progress_bar
 
 USAGE_ERROR = 2  # bad arguments: nothing was attempted
