@@ -67,13 +67,14 @@ def main() -> int:
     import torch
     from transformers import AutoTokenizer
 
+    from demo.pass_rate import sample_chats
+    from demo.tiny_model import HIBISCUS_SUBJECTS, read_model_info
     from paintenv.feedback import feedback_text, revision_messages
     from paintenv.prompts import build_messages, subject_by_slug
     from paintenv.quality import load_quality
     from paintenv.renderer import Renderer
     from paintenv.reward import PRESETS
     from training.model_loading import architecture
-    from training.tiny_model import HIBISCUS_SUBJECTS, read_model_info, sample_chats
 
     torch.set_num_threads(args.threads)
     info = read_model_info(args.model)

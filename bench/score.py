@@ -9,7 +9,7 @@ then prints on stdout:
   * the `features` quality scorer's AUC, good vs weak, overall and per weak style;
   * the `taste` judge's held-out pairwise accuracy (love vs okay, okay vs reject, love vs
     reject) on a stratified 80/20 split of the pool graded by the demo rule
-    (curation/demo.py: weak styles reject; good love at 12-40% paint, else okay);
+    (demo/curator.py: weak styles reject; good love at 12-40% paint, else okay);
   * scoring throughput per worker process: features quality + taste against 4
     references in both orders, per painting, through judge_against_references with one
     call at a time and with PAINTAPP_JUDGE_CONCURRENCY's default of 8.
@@ -33,7 +33,7 @@ from paintenv.image import paint_fraction  # noqa: E402
 from paintenv.seedgen import WEAK_STYLES, SeedSketch, generate_pool  # noqa: E402
 
 CACHE_DIR = ROOT / "bench" / "out" / "seeds"
-LOVE_COVERAGE = (0.12, 0.40)  # the demo rule's balanced band (curation/demo.py)
+LOVE_COVERAGE = (0.12, 0.40)  # the demo rule's balanced band (demo/curator.py)
 
 
 def progress(msg: str) -> None:

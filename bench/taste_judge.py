@@ -1,5 +1,5 @@
 """The taste judge's held-out accuracy and calibration on seed-generator references graded by
-two rules: the demo's coverage rule (curation.demo.demo_tier) and a palette-harmony rule that
+two rules: the demo's coverage rule (demo.curator.demo_tier) and a palette-harmony rule that
 does not look at coverage (paintenv.seedgen.harmony.harmony_tier), each with the old feature set
 (paintenv.features.FEATURE_NAMES) and with the new one (TASTE_FEATURE_NAMES), plus an
 ablation of the new feature groups.
@@ -69,7 +69,7 @@ GROUPS = {
 
 def grade(rows: list[dict], count: int, seed: int) -> dict[str, list[str]]:
     """Each rule's tier per row: the demo's coverage rule and the palette-harmony rule."""
-    from curation.demo import demo_tier
+    from demo.curator import demo_tier
     from paintenv.seedgen import generate_pool
     from paintenv.seedgen.harmony import harmony_tier, sketch_palette
 

@@ -48,15 +48,10 @@ def main() -> int:
     import datasets
     from transformers.utils import logging as hf_logging
 
+    from demo.pass_rate import sample_pass_rate
+    from demo.tiny_model import QUICK_SPEC, TinyModelSpec, build_tiny_model, read_model_info
     from paintenv.render_config import RendererConfig
     from paintenv.renderer import Renderer
-    from training.tiny_model import (
-        QUICK_SPEC,
-        TinyModelSpec,
-        build_tiny_model,
-        read_model_info,
-        sample_pass_rate,
-    )
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()

@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "painting",
     "curation",
     "training",
+    "demo",
 ]
 
 MIDDLEWARE = [

@@ -12,7 +12,7 @@ DOCS = ROOT / "docs"
 ARCHITECTURE = DOCS / "architecture.md"
 
 # The packages the map covers: the layers import-linter checks (pyproject.toml).
-PACKAGES = ("paintenv", "paintapp", "painting", "curation", "training", "system")
+PACKAGES = ("paintenv", "paintapp", "painting", "curation", "training", "system", "demo")
 README_MAX_LINES = 350
 
 # A path in backticks, as the map writes each module: `paintenv/gate.py`.

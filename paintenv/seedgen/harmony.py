@@ -1,6 +1,6 @@
 """A second documented grading rule for the seed pool, unrelated to paint coverage.
 
-The demo curator (curation.demo.demo_tier) grades by style and paint coverage, which the
+The demo curator (demo.curator.demo_tier) grades by style and paint coverage, which the
 taste judge learns almost perfectly from coverage features. This rule grades by the hues
 of the sketch's *palette* (a seed-generator parameter, never the rendered image): a
 curator who loves close, analogous colour and dislikes contrast. The palette's hue span is

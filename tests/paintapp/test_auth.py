@@ -6,7 +6,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from curation.demo import ensure_demo_curator
+from demo.curator import ensure_demo_curator
 
 pytestmark = pytest.mark.django_db
 

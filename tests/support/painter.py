@@ -41,7 +41,7 @@ def is_built(path: Path, spec: Any = None) -> bool:
     a model built from an older spec (its paintapp.json says which) is built again."""
     if not (path / "config.json").exists():
         return False
-    from training.tiny_model import PAINTER_TEST_SPEC, read_model_info
+    from demo.tiny_model import PAINTER_TEST_SPEC, read_model_info
 
     spec = PAINTER_TEST_SPEC if spec is None else spec
     # Through JSON, as paintapp.json holds it (tuples come back as lists).
@@ -99,7 +99,7 @@ def wait_for_build(process: subprocess.Popen | None, path: Path, timeout_s: floa
 def build(path: Path) -> None:
     from filelock import FileLock
 
-    from training.tiny_model import PAINTER_TEST_SPEC, build_tiny_model
+    from demo.tiny_model import PAINTER_TEST_SPEC, build_tiny_model
 
     # Below the tests, but not at the bottom: with the test processes busy, a build at nice 19
     # finished long after everything else and the painter's tests waited minutes for it.

@@ -28,7 +28,8 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     """An untrained tiny Qwen3 with the project's tokenizer, saved like any Hub checkpoint."""
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    from training.tiny_model import build_tokenizer, sft_examples, tokenizer_corpus
+    from demo.tiny_model import sft_examples
+    from demo.tokenizer import build_tokenizer, tokenizer_corpus
 
     out = tmp_path_factory.mktemp("tiny-model")
     tokenizer = build_tokenizer(tokenizer_corpus(sft_examples(4)), vocab_size=400)

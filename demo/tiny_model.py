@@ -9,15 +9,9 @@ the project builds itself, on CPU, with no download.
 The GRPO trainer loads the result by path (`GRPOTrainer(model=<dir>)`), exactly as it
 would load a real checkpoint, so every test of the training stack runs on it.
 
-Why the tokenizer is line-based: the system prompt (~3.8K chars) and the sketches (~5-7K
-chars) are long, and on two CPU cores sequence length is the whole cost. The BPE may
-merge across spaces within one line (no GPT-2 word split), so repeated code lines such as
-`  brush.endShape(true);` and the system prompt's sentences become one token or a few;
-numbers, hex colours and `//` comments are pieces of their own, so a sampled number never
-drags a bracket or a quote with it. Lines end with their newline (merged with the text
-before it), so a prompt rendered with the generation prompt is always a token prefix of
-the same prompt followed by its reply. Measured on the default corpus: system + user
-prompt ~245 tokens, a hibiscus sketch ~564 tokens (~11 characters a token).
+The tokenizer (and why it is line-based) is in demo/tokenizer.py; the sampled pass rate of a
+built model in demo/pass_rate.py. Measured on the default corpus: system + user prompt ~245
+tokens, a hibiscus sketch ~564 tokens (~11 characters a token).
 
 Why hibiscus only by default: see `TinyModelSpec.sft_subjects`.
 """
@@ -25,15 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import random
 import statistics
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from demo.tokenizer import build_tokenizer, tokenizer_corpus
 from paintenv import seedgen
 from paintenv.prompts import SUBJECTS
 from paintenv.renderer import Renderer, RenderUnavailable
@@ -42,10 +35,6 @@ from paintenv.seedgen.revisions import Revision, RevisionScoring, revision_examp
 from training.model_loading import architecture
 
 __all__ = [
-    "CHAT_TEMPLATE",
-    "EOS_TOKEN",
-    "PAD_TOKEN",
-    "IM_START",
     "SPEC_FILE",
     "HIBISCUS_SUBJECTS",
     "TinyModelSpec",
@@ -56,8 +45,6 @@ __all__ = [
     "warm_start_sketches",
     "revision_examples",
     "sft_examples",
-    "tokenizer_corpus",
-    "build_tokenizer",
     "build_model",
     "sampling_config",
     "count_parameters",
@@ -66,33 +53,11 @@ __all__ = [
     "Architecture",
     "QWEN3",
     "build_tiny_model",
-    "sample_chats",
-    "sample_pass_rate",
     "read_model_info",
     "record_evaluation",
 ]
 
-IM_START = "<|im_start|>"
-EOS_TOKEN = "<|im_end|>"  # ends every turn, so generation stops at the end of the reply
-PAD_TOKEN = "<|endoftext|>"
-SPECIAL_TOKENS = (PAD_TOKEN, IM_START, EOS_TOKEN)
 SPEC_FILE = "paintapp.json"
-
-# ChatML, as Qwen writes it. The assistant turn (content and its <|im_end|>) sits inside
-# {% generation %} so TRL's assistant-only loss trains the model to stop. Unknown kwargs
-# (enable_thinking, tools, ...) are simply unused variables to Jinja.
-CHAT_TEMPLATE = (
-    "{%- for message in messages -%}"
-    "{{- '<|im_start|>' + message['role'] + '\\n' -}}"
-    "{%- if message['role'] == 'assistant' -%}"
-    "{%- generation -%}{{- message['content'] + '<|im_end|>' -}}{%- endgeneration -%}"
-    "{{- '\\n' -}}"
-    "{%- else -%}"
-    "{{- message['content'] + '<|im_end|>' + '\\n' -}}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
-)
 
 HIBISCUS_SUBJECTS: tuple[str, ...] = tuple(s.slug for s in SUBJECTS if "hibiscus" in s.slug)
 
@@ -252,74 +217,6 @@ def sft_examples(
         return rows + revision_examples(drafts, renderer=renderer, scoring=scoring)
 
 
-def tokenizer_corpus(examples: Iterable[dict[str, Any]]) -> list[str]:
-    """Every turn of every example, with its role line, as the tokenizer will see it
-    between special tokens. The system prompt repeats once per example on purpose: it is
-    in every training and GRPO sequence, so its merges pay for themselves."""
-    texts: list[str] = []
-    for example in examples:
-        for message in list(example["prompt"]) + list(example["completion"]):
-            texts.append(f"{message['role']}\n{message['content']}")
-    return texts
-
-
-# ---------------------------------------------------------------------------------------
-# Tokenizer
-
-
-_LITERAL = r"//[^\n]*\n?|#[0-9a-fA-F]{3,8}|[0-9]+(?:\.[0-9]+)?"
-
-
-def _bpe(vocab_size: int):
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-
-    tok = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        # One piece per line, the newline kept at the end of its line (see module doc).
-        pre_tokenizers.Split(Regex(r"\n"), behavior="merged_with_previous"),
-        # Numbers and hex colours stand alone, so the code around them ("const X = ",
-        # '", "', ');\n') becomes shared structural tokens and a colour or number never
-        # swallows a quote or a bracket (that made sampled sketches unbalanced). A `//`
-        # comment is one piece, its numbers included, so a comment never turns into code.
-        pre_tokenizers.Split(Regex(_LITERAL), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
-    tok.decoder = decoders.ByteLevel()
-    return tok
-
-
-def build_tokenizer(texts: Iterable[str], *, vocab_size: int = 4096, max_length: int = 8192):
-    """A byte-level BPE (`tokenizers`) trained on `texts`, wrapped as a
-    PreTrainedTokenizerFast with ChatML special tokens and chat template.
-
-    eos = <|im_end|> (ends a turn), pad = <|endoftext|>; no bos, as in Qwen.
-    """
-    from tokenizers import AddedToken, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = _bpe(vocab_size)
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        min_frequency=2,
-        special_tokens=[AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),  # any byte stays encodable
-        show_progress=False,
-        max_token_length=64,  # whole short lines, not whole paragraphs
-    )
-    tok.train_from_iterator(list(texts), trainer=trainer)
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        eos_token=EOS_TOKEN,
-        pad_token=PAD_TOKEN,
-        additional_special_tokens=[IM_START],
-        chat_template=CHAT_TEMPLATE,
-        model_max_length=max_length,
-        clean_up_tokenization_spaces=False,
-    )
-    fast.padding_side = "left"  # batched generation pads prompts on the left
-    return fast
-
-
 # ---------------------------------------------------------------------------------------
 # Model
 
@@ -367,7 +264,7 @@ def count_parameters(model) -> int:
 
 
 @contextlib.contextmanager
-def _torch_threads(n: int | None) -> Iterator[None]:
+def torch_threads(n: int | None) -> Iterator[None]:
     import torch
 
     if not n:
@@ -431,7 +328,7 @@ def sft_config(spec: TinyModelSpec, output_dir: str | Path, examples: int):
     assistant turn alone: TRL keeps a token's label only where both masks hold, the
     completion mask (prompt/completion rows) and the chat template's {% generation %} mask
     (assistant_only_loss), so the draft reply inside a revision example's prompt is context,
-    never a target (tests/training/test_tiny_model.py checks the labels)."""
+    never a target (tests/demo/test_tiny_model.py checks the labels)."""
     from trl import SFTConfig
 
     return SFTConfig(
@@ -485,7 +382,7 @@ def sft_warm_start(
 
     model_dir = Path(model_dir)
     started = time.perf_counter()
-    with _torch_threads(spec.torch_threads):
+    with torch_threads(spec.torch_threads):
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         model = architecture(model_dir).from_pretrained(model_dir, dtype="float32")  # a VL model stays one
         if examples is None:
@@ -586,7 +483,7 @@ def build_tiny_model(
     out.mkdir(parents=True, exist_ok=True)
     report = progress or (lambda *a: None)
     started = time.perf_counter()
-    with _torch_threads(spec.torch_threads):
+    with torch_threads(spec.torch_threads):
         report("data", 0, 1, {})
         data_started = time.perf_counter()
         examples = sft_examples(spec.sft_sketches, seed=spec.sft_generator_seed, subjects=spec.sft_subjects,
@@ -635,115 +532,3 @@ def record_evaluation(model_dir: str | Path, evaluation: dict[str, Any]) -> None
     info = read_model_info(model_dir)
     info["evaluation"] = {k: v for k, v in evaluation.items() if k != "samples"}
     (Path(model_dir) / SPEC_FILE).write_text(json.dumps(info, indent=2) + "\n")
-
-
-# ---------------------------------------------------------------------------------------
-# Sampled pass rate
-
-
-def sample_chats(
-    model, tokenizer, chats: Sequence[Sequence[dict[str, Any]]], *, temperature: float = 1.0, top_p: float = 0.95,
-    top_k: int = 20, max_new_tokens: int,
-) -> list[tuple[str, int, bool]]:
-    """One sampled reply per chat, in one left-padded batch (the chat template with the
-    generation prompt): (reply text, its tokens, whether it ended with <|im_end|>)."""
-    import torch
-
-    prompts = [tokenizer.apply_chat_template(list(c), add_generation_prompt=True, tokenize=False,
-                                             enable_thinking=False) for c in chats]
-    enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-    with torch.inference_mode():
-        out = model.generate(
-            **enc, do_sample=True, temperature=temperature, top_p=top_p, top_k=top_k,
-            max_new_tokens=max_new_tokens, eos_token_id=tokenizer.eos_token_id,
-            pad_token_id=tokenizer.pad_token_id,
-        )
-    replies = []
-    for row in out[:, enc["input_ids"].shape[1]:].tolist():
-        ended = tokenizer.eos_token_id in row
-        row = row[: row.index(tokenizer.eos_token_id)] if ended else row
-        row = [t for t in row if t != tokenizer.pad_token_id]
-        replies.append((tokenizer.decode(row, skip_special_tokens=True), len(row), ended))
-    return replies
-
-
-def sample_pass_rate(
-    model_dir: str | Path,
-    n: int = 32,
-    temperature: float = 1.0,
-    renderer=None,
-    size: int = 256,
-    *,
-    top_p: float = 0.95,
-    top_k: int = 20,
-    max_new_tokens: int | None = None,
-    batch_size: int = 16,
-    seed: int = 0,
-    torch_threads: int | None = 1,
-) -> dict[str, Any]:
-    """Sample `n` replies (chat template + generation prompt, subjects in turn) and report
-    the share that passes the static gate and, when a renderer is given, the share that
-    also renders non-blank without runtime violations.
-
-    `max_new_tokens` defaults to twice the longest SFT reply (from paintapp.json), so a
-    reply is cut only when the model has lost its way.
-    """
-    import torch
-    from transformers import AutoTokenizer
-
-    from paintenv.painting import paint_reply
-    from paintenv.prompts import build_messages
-
-    started = time.perf_counter()
-    info = read_model_info(model_dir)
-    if max_new_tokens is None:
-        longest = info.get("build", {}).get("sft", {}).get("completion_tokens_max") or 1024
-        max_new_tokens = int(longest * 2)
-    with _torch_threads(torch_threads):
-        tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        tokenizer.padding_side = "left"
-        model = architecture(model_dir).from_pretrained(model_dir, dtype="float32")
-        model.eval()
-        rng = random.Random(seed)
-        subjects = [SUBJECTS[i % len(SUBJECTS)] for i in range(n)]
-        rng.shuffle(subjects)
-        replies: list[str] = []
-        lengths: list[int] = []
-        stopped: list[bool] = []
-        torch.manual_seed(seed)
-        for start in range(0, n, batch_size):
-            chats = [build_messages(s) for s in subjects[start:start + batch_size]]
-            for reply, length, ended in sample_chats(model, tokenizer, chats, temperature=temperature, top_p=top_p,
-                                                     top_k=top_k, max_new_tokens=max_new_tokens):
-                replies.append(reply)
-                lengths.append(length)
-                stopped.append(ended)
-    generation_s = time.perf_counter() - started
-
-    gate_passed = 0
-    render_passed = 0
-    violations: Counter[str] = Counter()
-    samples = []
-    render_started = time.perf_counter()
-    for i, (subject, reply) in enumerate(zip(subjects, replies)):
-        painting = paint_reply(reply, renderer=renderer, seed=i, size=size)
-        gate_passed += painting.gate.passed
-        ok = painting.passed if renderer is not None else None
-        render_passed += bool(ok)
-        violations.update(painting.violations)
-        samples.append({"subject": subject.slug, "reply": reply, "gate": painting.gate.passed,
-                        "render": ok, "violations": painting.violations,
-                        "paint_fraction": painting.render.paint_fraction if painting.render else None})
-    return {
-        "n": n,
-        "temperature": temperature,
-        "gate_pass": gate_passed / n if n else 0.0,
-        "render_pass": (render_passed / n if n else 0.0) if renderer is not None else None,
-        "size": size,
-        "stopped": sum(stopped) / n if n else 0.0,
-        "completion_tokens_mean": round(statistics.mean(lengths), 1) if lengths else 0.0,
-        "violations": dict(violations.most_common()),
-        "generation_seconds": round(generation_s, 1),
-        "render_seconds": round(time.perf_counter() - render_started, 1),
-        "samples": samples,
-    }

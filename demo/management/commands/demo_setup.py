@@ -11,8 +11,8 @@ from pathlib import Path
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from curation.demo import DEMO_CURATOR
 from curation.models import Pool, Reference
+from demo.curator import DEMO_CURATOR
 from training.services import default_base_model
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from demo.tiny_model import SPEC_FILE, sft_examples
+from demo.tiny_vl_model import QUICK_VL_SPEC, VISION_TOKENS, TinyVLSpec, build_vl_tokenizer
+from demo.tokenizer import EOS_TOKEN, tokenizer_corpus
 from paintenv.prompts import SUBJECTS, build_messages
-from training.tiny_model import EOS_TOKEN, SPEC_FILE, sft_examples, tokenizer_corpus
-from training.tiny_vl_model import QUICK_VL_SPEC, VISION_TOKENS, TinyVLSpec, build_vl_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,9 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from curation import services
-from curation.demo import DEMO_CURATOR, demo_tier, ensure_demo_curator
 from curation.images import normalise_image
 from curation.models import Provenance, Reference
+from demo.curator import DEMO_CURATOR, demo_tier, ensure_demo_curator
 from paintapp.lib.workers import answering_queues, missing_worker_message
 from paintenv import seedgen
 from paintenv.renderer import Renderer

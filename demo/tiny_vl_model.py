@@ -14,7 +14,7 @@ download, so the training stack's VL path runs in tests exactly as it runs on a 
     processor  Qwen3VLProcessor (image processor + tokenizer + video processor), saved as a
                real checkpoint saves it; the video processor needs torchvision, so a
                machine without it saves the image processor and the tokenizer only
-    warm start the text model's SFT (training.tiny_model.sft_warm_start) on the VL class
+    warm start the text model's SFT (demo.tiny_model.sft_warm_start) on the VL class
 """
 from __future__ import annotations
 
@@ -22,10 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from training.tiny_model import (
-    EOS_TOKEN,
-    IM_START,
-    PAD_TOKEN,
+from demo.tiny_model import (
     Architecture,
     Progress,
     TinyModelSpec,
@@ -33,6 +30,7 @@ from training.tiny_model import (
     count_parameters,
     sampling_config,
 )
+from demo.tokenizer import EOS_TOKEN, IM_START, PAD_TOKEN
 
 __all__ = [
     "ARCH",
@@ -248,6 +246,6 @@ QWEN3_5_MOE = Architecture(
 def build_tiny_vl_model(
     out_dir: str | Path, spec: TinyVLSpec | None = None, progress: Progress | None = None
 ) -> Path:
-    """The whole build (training.tiny_model.build_tiny_model) of the Qwen3.5-MoE class: loads
+    """The whole build (demo.tiny_model.build_tiny_model) of the Qwen3.5-MoE class: loads
     with AutoModelForImageTextToText / AutoProcessor .from_pretrained(out_dir)."""
     return build_tiny_model(out_dir, spec or TinyVLSpec(), progress, arch=QWEN3_5_MOE)

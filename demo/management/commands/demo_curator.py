@@ -1,7 +1,7 @@
 """Create (or reuse) the demo curator account and print its credentials.
 
 The account is `demo-curator`, the one whose rule-based grades make the demo pool
-(curation/demo.py), so the studio opens on the grades its pools hold; grading in the demo
+(demo/curator.py), so the studio opens on the grades its pools hold; grading in the demo
 takes over from the rule.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from curation.demo import DEMO_CURATOR, DEMO_NAMES
+from demo.curator import DEMO_CURATOR, DEMO_NAMES
 
 
 class Command(BaseCommand):

@@ -10,30 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from curation.management.commands.seed_pool import Command as SeedPool
-from paintenv import seedgen
-from paintenv.extraction import extract_sketch
-from paintenv.feedback import REVISE_INSTRUCTION
-from paintenv.prompts import SUBJECTS, build_messages
-from paintenv.seedgen.revisions import GATE_KINDS, revision_examples
-from system.management.commands.demo_setup import Command as DemoSetup
-from tests.support.painter import is_built
-from training.tiny_model import (
-    EOS_TOKEN,
-    PAD_TOKEN,
+from demo.management.commands.demo_setup import Command as DemoSetup
+from demo.management.commands.seed_pool import Command as SeedPool
+from demo.tiny_model import (
     PAINTER_TEST_SPEC,
     QUICK_SPEC,
     SPEC_FILE,
     TinyModelSpec,
     build_model,
-    build_tokenizer,
     count_parameters,
     sft_config,
     sft_examples,
-    tokenizer_corpus,
     warm_start_references,
     warm_start_sketches,
 )
+from demo.tokenizer import EOS_TOKEN, PAD_TOKEN, build_tokenizer, tokenizer_corpus
+from paintenv import seedgen
+from paintenv.extraction import extract_sketch
+from paintenv.feedback import REVISE_INSTRUCTION
+from paintenv.prompts import SUBJECTS, build_messages
+from paintenv.seedgen.revisions import GATE_KINDS, revision_examples
+from tests.support.painter import is_built
 
 
 @pytest.fixture(scope="module")
@@ -232,7 +229,7 @@ def test_the_default_spec_has_a_few_million_parameters_and_ties_its_embeddings()
 
 @pytest.fixture(scope="module")
 def quick_model(tmp_path_factory) -> Path:
-    from training.tiny_model import build_tiny_model
+    from demo.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "quick", QUICK_SPEC)
 
@@ -264,7 +261,7 @@ def test_a_quick_build_saves_a_checkpoint_that_the_auto_classes_load_by_path_and
 
 @pytest.mark.slow
 def test_sample_pass_rate_reports_shares_and_every_reply(quick_model):
-    from training.tiny_model import sample_pass_rate
+    from demo.pass_rate import sample_pass_rate
 
     result = sample_pass_rate(quick_model, n=3, max_new_tokens=48)
     assert result["n"] == 3 and len(result["samples"]) == 3

@@ -4,8 +4,8 @@ start) and report how often its sampled sketches pass.
     build_tiny_model [--arch qwen3|qwen3_5_moe] [--out DIR] [--sketches N] [--revisions N] [--keeps N] [--epochs E]
                      [--quick] [--samples N] [--render-size PX] [--no-render]
 
-`--arch qwen3` (the default) builds the text model (training/tiny_model.py), `qwen3_5_moe` a
-Qwen3.5-MoE vision-language model with its processor (training/tiny_vl_model.py). Default
+`--arch qwen3` (the default) builds the text model (demo/tiny_model.py), `qwen3_5_moe` a
+Qwen3.5-MoE vision-language model with its processor (demo/tiny_vl_model.py). Default
 output: settings.MODELS_DIR / "tiny-painter" (the text model) or "tiny-painter-qwen3_5_moe".
 `--quick` builds the small spec the tests use (about a minute). `--revisions N` sets the revision
 examples of the warm start (a flawed draft, the studio's real feedback on it, the good sketch;
@@ -47,8 +47,8 @@ class Command(BaseCommand):
     def handle(self, *args, arch, out, sketches, revisions, keeps, epochs, quick, samples, temperature, render_size, no_render, **options):
         from django.conf import settings
 
-        from training.tiny_model import QUICK_SPEC, TinyModelSpec, build_tiny_model, read_model_info
-        from training.tiny_vl_model import QUICK_VL_SPEC, TinyVLSpec, build_tiny_vl_model
+        from demo.tiny_model import QUICK_SPEC, TinyModelSpec, build_tiny_model, read_model_info
+        from demo.tiny_vl_model import QUICK_VL_SPEC, TinyVLSpec, build_tiny_vl_model
 
         _quiet_libraries()
         if arch == "qwen3":
@@ -118,10 +118,11 @@ class Command(BaseCommand):
     def _report_samples(self, out: Path, n: int, temperature: float, size: int, no_render: bool) -> None:
         from django.conf import settings
 
+        from demo.pass_rate import sample_pass_rate
+        from demo.tiny_model import record_evaluation
         from paintenv.render_config import RendererConfig
         from paintenv.render_result import RenderUnavailable
         from paintenv.renderer import Renderer
-        from training.tiny_model import record_evaluation, sample_pass_rate
 
         renderer = None
         if not no_render:
