@@ -1,7 +1,7 @@
 """Generation backends and batch layouts on this machine: tokens/s and GRPO step time.
 
 Trains the tiny model for a few GRPO steps per configuration with the run's own GRPOConfig
-and LoRA (training/trainer.py), rewarded by the static gate alone (in-process, so no
+and LoRA (training/grpo/trainer.py), rewarded by the static gate alone (in-process, so no
 workers are needed and the step is generation + update). Generation time is measured as
 the app measures it (from the step's start to the reward call); tokens/s is the step's
 completion tokens over that time.
@@ -32,10 +32,10 @@ django.setup()
 
 from paintenv.gate import gate_reply  # noqa: E402
 from paintenv.prompts import SUBJECTS, build_messages, make_subject  # noqa: E402
-from training.config import RunArguments  # noqa: E402
+from training.grpo.config import RunArguments  # noqa: E402
+from training.grpo.rewarding import completion_text  # noqa: E402
+from training.grpo.trainer import grpo_config, lora_config  # noqa: E402
 from training.models import Run  # noqa: E402
-from training.rewarding import completion_text  # noqa: E402
-from training.trainer import grpo_config, lora_config  # noqa: E402
 
 
 class GateReward:

@@ -12,7 +12,7 @@ from django.utils import timezone
 from paintapp.celery import QUEUES, app
 from paintapp.lib.workers import live_workers
 from system.capabilities import chromium_info
-from training.model_loading import accepts_images
+from training.grpo.model_loading import accepts_images
 from training.models import Run
 from training.services import default_base_model
 

@@ -4,7 +4,7 @@ The eval split of the run's pool is never a reward reference during training, so
 result compares runs on references none of them was trained toward.
 
 A run with revision turns is evaluated as it trains: each sample's painting is fed back
-(`training.turns.turn_feedback`, the trainer's text) and the model writes the next sketch,
+(`training.grpo.turns.turn_feedback`, the trainer's text) and the model writes the next sketch,
 up to the run's `turns`. The result's rewards are then the final paintings' own rewards (a
 sample with a None turn is None, as in training, and a sample that answered KEEP keeps the
 painting before), and `turn_mean_rewards` gives the mean of each turn over the samples whose
@@ -25,11 +25,11 @@ from paintenv.feedback import revision_messages
 from paintenv.prompts import build_messages, make_subject
 from paintenv.reward import Recipe
 from painting.pipeline import Batch, Executor, Painted, PaintJob, paint_batch, render_seed
-from training.config import RunArguments
-from training.feedback_images import PaintingEncoder, painting_encoder, stacked
-from training.model_loading import text_tokenizer
+from training.grpo.config import RunArguments
+from training.grpo.feedback_images import PaintingEncoder, painting_encoder, stacked
+from training.grpo.model_loading import text_tokenizer
+from training.grpo.turns import painting_png, turn_feedback
 from training.models import Run
-from training.turns import painting_png, turn_feedback
 
 
 def eval_references(run: Run, count: int) -> list[int]:
@@ -63,7 +63,7 @@ def sample_chats(model, processing_class, chats: list[list[dict]], *, args: RunA
     A chat whose messages hold image parts (a revision turn's painting shown to a
     vision-language model: `revision_messages(painting_png=)`) needs `paintings`, the base
     model's encoder: the model then reads each painting as the trainer shows it at turn k > 1
-    (training/turns.py): the placeholder widened to the painting's tokens, its pixel values and
+    (training/grpo/turns.py): the placeholder widened to the painting's tokens, its pixel values and
     patch grid, and the token types Qwen's multimodal RoPE reads."""
     import torch
 

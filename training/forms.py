@@ -1,6 +1,6 @@
 """The launch form: the recipe presets and the published defaults pre-filled.
 
-The hyper-parameter fields are built from RunArguments' declarations (training/config.py):
+The hyper-parameter fields are built from RunArguments' declarations (training/grpo/config.py):
 their widgets, bounds, choices, labels and help text are not repeated here.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from django import forms
 from curation.models import Pool
 from paintenv.prompts import SUBJECTS
 from painting.selectors import default_recipe_name
-from training.config import ArgumentSpec, argument_specs
+from training.grpo.config import ArgumentSpec, argument_specs
 
 
 def argument_field(spec: ArgumentSpec) -> forms.Field:

@@ -1,5 +1,7 @@
 """A run's trainer lifecycle: which delivery of its task may train, the trainer's heartbeat,
-and the reaper that marks a run whose trainer went silent.
+the reaper that marks a run whose trainer went silent, and training one delivery around the
+TRL script (training/grpo/trainer.py): from which checkpoint, in how many processes, and how
+the run's end (finished, stopped, paused, failed) is written.
 
 - Each delivery of `run_training` is counted in Run.attempts; only the run's current task
   (Run.task_id) may train, and past `TRAIN_MAX_ATTEMPTS` the run fails instead of loading the
@@ -14,18 +16,24 @@ from __future__ import annotations
 
 import logging
 import threading
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.db.models import Case, CharField, F, TextField, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from training.checkpoints import checkpoint_step, last_checkpoint
-from training.models import Run
+from paintapp.lib.db import outlasting_restarts
+from training.grpo.checkpoints import checkpoint_step, discard_incomplete, last_checkpoint
+from training.grpo.config import RunArguments, batch_layout
+from training.grpo.launching import ProcessesFailed, train_in_processes
+from training.grpo.pausing import WorkersMissing, run_pause
+from training.grpo.trainer import Outcome, train_steps
+from training.models import Rollout, Run, Step
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +87,6 @@ def run_delivery_begin(*, run_id: int, task_id: str, resume: bool, now: datetime
             status=Run.Status.RUNNING, attempts=attempts, heartbeat_at=now, started_at=run.started_at or now,
         )
     return Delivery(train=True, resume=resume or redelivered)
-
-
-def run_owned(*, run_id: int, task_id: str) -> bool:
-    """Whether the run is still this task's (not resumed in another task, not deleted)."""
-    return Run.objects.filter(id=run_id, task_id=task_id).exists()
 
 
 def run_heartbeat(*, run_id: int, task_id: str, now: datetime) -> bool:
@@ -177,3 +180,76 @@ def runs_reap(*, now: datetime) -> list[int]:
             log.warning("run %s: no heartbeat since %s; marked %s", run.id, run.seen, "interrupted" if interrupted else "stopped")
             reaped.append(run.id)
     return reaped
+
+
+# --- training one delivery: around the TRL script (training/grpo/trainer.py) ----------------
+
+
+def train_run(run_id: int, *, task_id: str, resume: bool = False) -> str:
+    """Train one delivery of the run's task (see training.lifecycle for which deliveries train)."""
+    close_old_connections()
+    delivery = run_delivery_begin(run_id=run_id, task_id=task_id, resume=resume, now=timezone.now())
+    if not delivery.train:
+        return delivery.status
+    run = Run.objects.select_related("pool").get(id=run_id)
+    args = run.arguments
+    with Heartbeat(run.id, task_id):  # from before the model loads until the run's status is written
+        return _train(run, args, task_id, resume=delivery.resume)
+
+
+def _train(run: Run, args: RunArguments, task_id: str, *, resume: bool) -> str:
+    checkpoint = last_checkpoint(run.output_dir) if resume else None
+    discard_incomplete(run.output_dir)
+    done = checkpoint_step(checkpoint) if checkpoint else 0
+    _forget_steps_after(run, done)
+    Run.objects.filter(id=run.id).update(
+        steps_done=done, resumed_from=str(checkpoint or ""), checkpoint_step=done or None, error="",
+    )
+    mine = Run.objects.filter(id=run.id, task_id=task_id)  # a trainer whose run was resumed elsewhere writes nothing
+    try:
+        processes = process_count(args)
+        batch_layout(args, processes)  # num_processes=0 is only counted here
+        if processes > 1 or args.accelerate_config:
+            outcome = Outcome(**train_in_processes(
+                run_id=run.id, task_id=task_id, checkpoint=checkpoint, processes=processes,
+                config_file=args.accelerate_config,
+            ))
+        else:
+            outcome = train_steps(run, args, task_id, checkpoint=checkpoint)
+    except Exception as exc:  # noqa: BLE001 - the run records why it failed
+        log.exception("run %s failed", run.id)
+        error = exc.report if isinstance(exc, ProcessesFailed) else (
+            f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()[-4000:]}")
+        outlasting_restarts(lambda: mine.update(status=Run.Status.FAILED, finished_at=timezone.now(), error=error),
+                            what="recording the run's failure")
+        return Run.Status.FAILED
+    return _record(run, task_id, outcome)
+
+
+def process_count(args: RunArguments) -> int:
+    """The processes a run trains in: num_processes, or for 0 one per visible GPU (1 without)."""
+    if args.num_processes:
+        return args.num_processes
+    import torch
+
+    return max(1, torch.cuda.device_count())
+
+
+def _forget_steps_after(run: Run, step: int) -> None:
+    """A resumed run redoes the steps after its checkpoint: their old rows would be duplicates."""
+    Step.objects.filter(run=run, step__gt=step).delete()
+    Rollout.objects.filter(run=run, step__gt=step).delete()
+
+
+def _record(run: Run, task_id: str, outcome: Outcome) -> str:
+    """Write how training ended on the run (unless it is no longer this task's); its status."""
+    if outcome.ended == "superseded":
+        return "superseded"
+    if outcome.ended == "paused":
+        missing = WorkersMissing(step=outcome.missing_step, queue=outcome.missing_queue)
+        return run_pause(run_id=run.id, task_id=task_id, step=outcome.steps, missing=missing)
+    mine = Run.objects.filter(id=run.id, task_id=task_id)
+    status = Run.Status.STOPPED if outcome.stopped else Run.Status.FINISHED
+    outlasting_restarts(lambda: mine.update(steps_done=outcome.steps, status=status, finished_at=timezone.now()),
+                        what="recording the run's end")
+    return status

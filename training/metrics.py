@@ -14,7 +14,7 @@ KL = "kl"
 GRAD_NORM = "grad_norm"
 LEARNING_RATE = "learning_rate"
 
-# Ours: what the reward function measured (training/rewarding.py).
+# Ours: what the reward function measured (training/grpo/rewarding.py).
 GATE_PASS_RATE = "ours/gate_pass_rate"
 NONE_COUNT = "ours/none_count"
 LATE_COUNT = "ours/late_count"  # renders and scores back after their stage's deadline: not used
@@ -27,7 +27,7 @@ JUDGE = "ours/judge"
 QUALITY = "ours/quality"
 LENGTH = "ours/length"
 PART = {"judge": JUDGE, "quality": QUALITY, "length": LENGTH}
-# Ours: revision turns (runs with turns > 1; training/turns.py).
+# Ours: revision turns (runs with turns > 1; training/grpo/turns.py).
 REVISION_GAIN = "ours/revision_gain"  # mean of final - first turn reward
 IMPROVED_SHARE = "ours/improved_share"  # share of rollouts whose final turn beat their first
 FIXED_SHARE = "ours/fixed_share"  # of rollouts whose first sketch failed the gate, the share whose final passed
@@ -56,7 +56,7 @@ def turn_reward(turn: int) -> str:
     return f"{TURN_REWARD_PREFIX}{turn}"
 
 
-TURN_REWARDS = tuple(turn_reward(t) for t in (1, 2, 3))  # MAX_TURNS of training/config.py
+TURN_REWARDS = tuple(turn_reward(t) for t in (1, 2, 3))  # MAX_TURNS of training/grpo/config.py
 
 
 # The run page's charts (static/js/curves.js draws them; the endpoint serves their keys).

@@ -9,7 +9,7 @@ from django.db.models.signals import post_delete
 
 from paintapp.lib.exports import ExportJob, delete_export_file
 from paintenv.extraction import is_keep_reply
-from training.config import RunArguments
+from training.grpo.config import RunArguments
 
 # The folder, in a run's output_dir, where the trainer saves the final adapter.
 ADAPTER_DIR = "adapter"
@@ -66,6 +66,10 @@ class Run(models.Model):
     @property
     def max_steps(self) -> int:
         return int(self.hyperparameters.get("max_steps", 0))
+
+    def is_trained_by(self, task_id: str) -> bool:
+        """Whether the run is still this task's (not resumed in another task, not deleted)."""
+        return Run.objects.filter(id=self.id, task_id=task_id).exists()
 
     @property
     def arguments(self) -> RunArguments:

@@ -12,9 +12,9 @@ from django.db import connection
 from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 
 from training import metrics as keys
-from training.checkpoints import checkpoint_step, last_checkpoint
-from training.config import RunArguments
 from training.editor.presenters import failure_label
+from training.grpo.checkpoints import checkpoint_step, last_checkpoint
+from training.grpo.config import RunArguments
 from training.models import Revision, Rollout, RolloutTurn, Run, Step
 
 

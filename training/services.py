@@ -23,10 +23,10 @@ from paintenv.reward import LENGTH_THRESHOLDS, Recipe
 from painting.pipeline import stage_queues
 from painting.probing import recipe_probe
 from painting.selectors import UnknownRecipe, recipe_get
-from training.config import VLLM_BACKENDS, RunArguments
+from training.grpo.config import VLLM_BACKENDS, RunArguments
+from training.grpo.tracking import tracking_problem
 from training.models import Rollout, Run
 from training.selectors import RunDeletion, resume_redo, run_deletion
-from training.tracking import tracking_problem
 
 log = logging.getLogger(__name__)
 # Services send the trainer's task by name: training/tasks.py imports this module, so importing

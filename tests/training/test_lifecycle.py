@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from tests.curation.factories import make_pool
 from tests.training.factories import make_run
-from tests.training.test_checkpoints import write_checkpoint
+from tests.training.grpo.test_checkpoints import write_checkpoint
 from training import lifecycle
 from training.models import Run
 

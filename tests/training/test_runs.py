@@ -304,7 +304,7 @@ def test_the_train_command_launches_what_the_button_launches_and_rejects_bad_inp
 
 
 def test_the_train_commands_help_lists_every_hyper_parameter_with_its_default_and_bounds():
-    from training.config import argument_specs
+    from training.grpo.config import argument_specs
     from training.management.commands.train import Command
 
     text = Command().create_parser("manage.py", "train").format_help()

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
 
-from training.checkpoints import last_checkpoint
 from training.editor.services import revision_not_written, revision_written
-from training.feedback_images import painting_encoder
+from training.grpo.checkpoints import last_checkpoint
+from training.grpo.feedback_images import painting_encoder
 from training.models import Revision, Run
 from training.stored_turns import revision_chat
 
@@ -51,7 +51,7 @@ def revision_write(*, revision_id: int) -> Revision:
         import torch
 
         from training.evaluation import sample_chats
-        from training.model_loading import load_adapted_model
+        from training.grpo.model_loading import load_adapted_model
 
         args = run.arguments
         if not torch.cuda.is_available():

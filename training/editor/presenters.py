@@ -6,7 +6,7 @@ from pathlib import Path
 
 from paintenv.reward import Recipe
 from paintenv.sandbox import BLANK_CANVAS, RENDER_TIMEOUT, RUNTIME_CODES
-from training.checkpoints import checkpoint_step
+from training.grpo.checkpoints import checkpoint_step
 from training.models import Revision, Rollout
 
 PARTS = ("gate", "length", "judge", "quality")

@@ -8,7 +8,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from training.evaluation import evaluate_run
-from training.model_loading import load_adapted_model
+from training.grpo.model_loading import load_adapted_model
 from training.models import Run
 
 

@@ -4,35 +4,33 @@
     trainer = GRPOTrainer(model, reward_funcs, args=config, train_dataset, peft_config, callbacks)
     trainer.train(); trainer.save_model()
 
-Everything app-specific lives in the reward function (training/rewarding.py) and the
-callback (training/callbacks.py); with revision turns, in the rollout function
-(training/turns.py), and the trainer is RevisionGRPOTrainer (training/revision_trainer.py):
+Everything app-specific lives in the reward function (training/grpo/rewarding.py) and the
+callback (training/grpo/callbacks.py); with revision turns, in the rollout function
+(training/grpo/turns.py), and the trainer is RevisionGRPOTrainer (training/grpo/revision_trainer.py):
 GRPOTrainer plus the paintings a vision-language model was shown, in the loss's forward pass.
+
+Around it, training/lifecycle.py decides which delivery of the run's task trains, from which
+checkpoint and in how many processes, and writes how the run ended.
 """
 from __future__ import annotations
 
 import logging
 import random
-import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from django.db import close_old_connections
-from django.utils import timezone
 
 from paintapp.lib.db import outlasting_restarts
 from paintenv.prompts import build_messages, make_subject
-from training import together
-from training.checkpoints import checkpoint_step, discard_incomplete, last_checkpoint
-from training.config import RunArguments, batch_layout
-from training.feedback_images import painting_encoder
-from training.launching import ProcessesFailed, train_in_processes
-from training.lifecycle import Heartbeat, run_delivery_begin, run_owned
-from training.model_loading import EXPERT_PARAMETERS, load_processing_class
-from training.models import Rollout, Run, Step
-from training.pausing import WorkersMissing, checkpoint_now, run_pause
-from training.tracking import grpo_tracking_arguments
-from training.turns import RevisionRollout
+from training.grpo import together
+from training.grpo.config import RunArguments, batch_layout
+from training.grpo.feedback_images import painting_encoder
+from training.grpo.model_loading import EXPERT_PARAMETERS, load_processing_class
+from training.grpo.pausing import WorkersMissing, checkpoint_now
+from training.grpo.tracking import grpo_tracking_arguments
+from training.grpo.turns import RevisionRollout
+from training.models import Run
 
 log = logging.getLogger(__name__)
 
@@ -127,17 +125,17 @@ def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int 
     """The run's GRPOTrainer; `executor`: where renders and scores run (painting.pipeline; the workers unless given)."""
     from trl import GRPOTrainer
 
-    from training.callbacks import CheckpointCallback, RunCallback, TrackingCallback
-    from training.rewarding import PaintingReward
+    from training.grpo.callbacks import CheckpointCallback, RunCallback, TrackingCallback
+    from training.grpo.rewarding import PaintingReward
 
     reward = PaintingReward(run, executor=executor)
     processing_class = load_processing_class(run.base_model)
     rollout, trainer_class = None, GRPOTrainer
     if args.turns > 1:
-        from training.revision_trainer import RevisionGRPOTrainer
+        from training.grpo.revision_trainer import RevisionGRPOTrainer
 
         # Revision turns: the rollout function shows the model each painting (as an image too, to a
-        # vision-language model) and asks again (training/turns.py); the trainer trains on what it saw.
+        # vision-language model) and asks again (training/grpo/turns.py); the trainer trains on what it saw.
         rollout = RevisionRollout(reward, turns=args.turns, subjects=run.subjects,
                                   paintings=painting_encoder(run.base_model, processing_class))
         trainer_class = RevisionGRPOTrainer
@@ -153,18 +151,12 @@ def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int 
     )
 
 
-def _forget_steps_after(run: Run, step: int) -> None:
-    """A resumed run redoes the steps after its checkpoint: their old rows would be duplicates."""
-    Step.objects.filter(run=run, step__gt=step).delete()
-    Rollout.objects.filter(run=run, step__gt=step).delete()
-
-
 @dataclass(frozen=True)
 class Outcome:
     """How a run's training ended in its process(es): `trained` (every step, or `stopped` on
-    request), `paused` at `steps` for a queue without workers (training/pausing.py), or
+    request), `paused` at `steps` for a queue without workers (training/grpo/pausing.py), or
     `superseded` (resumed in another task meanwhile). Crosses from the training processes to
-    the train task as JSON (training/launching.py)."""
+    the train task as JSON (training/grpo/launching.py)."""
 
     ended: str
     steps: int = 0
@@ -173,59 +165,9 @@ class Outcome:
     missing_queue: str = ""
 
 
-def process_count(args: RunArguments) -> int:
-    """The processes a run trains in: num_processes, or for 0 one per visible GPU (1 without)."""
-    if args.num_processes:
-        return args.num_processes
-    import torch
-
-    return max(1, torch.cuda.device_count())
-
-
-def train_run(run_id: int, *, task_id: str, resume: bool = False) -> str:
-    """Train one delivery of the run's task (see training.lifecycle for which deliveries train)."""
-    close_old_connections()
-    delivery = run_delivery_begin(run_id=run_id, task_id=task_id, resume=resume, now=timezone.now())
-    if not delivery.train:
-        return delivery.status
-    run = Run.objects.select_related("pool").get(id=run_id)
-    args = run.arguments
-    with Heartbeat(run.id, task_id):  # from before the model loads until the run's status is written
-        return _train(run, args, task_id, resume=delivery.resume)
-
-
-def _train(run: Run, args: RunArguments, task_id: str, *, resume: bool) -> str:
-    checkpoint = last_checkpoint(run.output_dir) if resume else None
-    discard_incomplete(run.output_dir)
-    done = checkpoint_step(checkpoint) if checkpoint else 0
-    _forget_steps_after(run, done)
-    Run.objects.filter(id=run.id).update(
-        steps_done=done, resumed_from=str(checkpoint or ""), checkpoint_step=done or None, error="",
-    )
-    mine = Run.objects.filter(id=run.id, task_id=task_id)  # a trainer whose run was resumed elsewhere writes nothing
-    try:
-        processes = process_count(args)
-        batch_layout(args, processes)  # num_processes=0 is only counted here
-        if processes > 1 or args.accelerate_config:
-            outcome = Outcome(**train_in_processes(
-                run_id=run.id, task_id=task_id, checkpoint=checkpoint, processes=processes,
-                config_file=args.accelerate_config,
-            ))
-        else:
-            outcome = train_steps(run, args, task_id, checkpoint=checkpoint)
-    except Exception as exc:  # noqa: BLE001 - the run records why it failed
-        log.exception("run %s failed", run.id)
-        error = exc.report if isinstance(exc, ProcessesFailed) else (
-            f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()[-4000:]}")
-        outlasting_restarts(lambda: mine.update(status=Run.Status.FAILED, finished_at=timezone.now(), error=error),
-                            what="recording the run's failure")
-        return Run.Status.FAILED
-    return _record(run, task_id, outcome)
-
-
 def train_steps(run: Run, args: RunArguments, task_id: str, *, checkpoint: Path | None, processes: int = 1) -> Outcome:
     """Train the run from `checkpoint` in this process: the train task's own, or each of the
-    processes accelerate launch started (training/launching.py), which all run this together."""
+    processes accelerate launch started (training/grpo/launching.py), which all run this together."""
     import torch
 
     if not torch.cuda.is_available():
@@ -235,7 +177,7 @@ def train_steps(run: Run, args: RunArguments, task_id: str, *, checkpoint: Path 
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     except WorkersMissing as missing:
         return Outcome("paused", steps=checkpoint_now(trainer), missing_step=missing.step, missing_queue=missing.queue)
-    if not together.main_decides(lambda: run_owned(run_id=run.id, task_id=task_id)):
+    if not together.main_decides(lambda: run.is_trained_by(task_id)):
         return Outcome("superseded")
     trainer.save_model(str(run.adapter_dir))
     stopped = together.main_decides(lambda: bool(outlasting_restarts(
@@ -244,20 +186,6 @@ def train_steps(run: Run, args: RunArguments, task_id: str, *, checkpoint: Path 
     if not stopped and together.is_main():
         _evaluate(run, trainer)
     return Outcome("trained", steps=trainer.state.global_step, stopped=stopped)
-
-
-def _record(run: Run, task_id: str, outcome: Outcome) -> str:
-    """Write how training ended on the run (unless it is no longer this task's); its status."""
-    if outcome.ended == "superseded":
-        return "superseded"
-    if outcome.ended == "paused":
-        missing = WorkersMissing(step=outcome.missing_step, queue=outcome.missing_queue)
-        return run_pause(run_id=run.id, task_id=task_id, step=outcome.steps, missing=missing)
-    mine = Run.objects.filter(id=run.id, task_id=task_id)
-    status = Run.Status.STOPPED if outcome.stopped else Run.Status.FINISHED
-    outlasting_restarts(lambda: mine.update(steps_done=outcome.steps, status=status, finished_at=timezone.now()),
-                        what="recording the run's end")
-    return status
 
 
 def _evaluate(run: Run, trainer) -> None:

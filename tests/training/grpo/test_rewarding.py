@@ -1,4 +1,4 @@
-"""The reward function (training/rewarding.py) judging a step in-process and storing its rollouts."""
+"""The reward function (training/grpo/rewarding.py) judging a step in-process and storing its rollouts."""
 from __future__ import annotations
 
 import pytest
@@ -9,9 +9,9 @@ from painting.pipeline import InProcess
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST
 from tests.training.factories import BARE_RECT, GOOD
-from training.config import RunArguments
+from training.grpo.config import RunArguments
+from training.grpo.rewarding import PaintingReward
 from training.models import Rollout, Run
-from training.rewarding import PaintingReward
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the reward function manages its own connections
 

@@ -16,7 +16,7 @@ family gets the text feedback alone (`painting_encoder` returns None and says wh
 
 The same encoded paintings go to generation (turn k > 1) and, through the `feedback_images`
 column of the rollout function's output, to the loss's forward pass
-(training/revision_trainer.py), so the model is trained on exactly the pixels it was shown.
+(training/grpo/revision_trainer.py), so the model is trained on exactly the pixels it was shown.
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ class PaintingEncoder:
 def painting_encoder(model_dir: str | Path, processing_class) -> PaintingEncoder | None:
     """The encoder for a Qwen-style vision-language base model; None for a text model, or for
     a vision-language model this studio cannot show a painting to (logged)."""
-    from training.model_loading import accepts_images, text_tokenizer
+    from training.grpo.model_loading import accepts_images, text_tokenizer
 
     if not accepts_images(model_dir):
         return None

@@ -13,10 +13,10 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from paintapp.lib.db import outlasting_restarts
 from training import metrics as keys
-from training import together, tracking
-from training.checkpoints import seal
+from training.grpo import together, tracking
+from training.grpo.checkpoints import seal
+from training.grpo.rewarding import PaintingReward
 from training.models import Run, Step
-from training.rewarding import PaintingReward
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class RunCallback(TrainerCallback):
 
 
 class CheckpointCallback(TrainerCallback):
-    """Seals each checkpoint once the Trainer has written all of it (training/checkpoints.py)
+    """Seals each checkpoint once the Trainer has written all of it (training/grpo/checkpoints.py)
     and records its step on the run, which the run page shows and Resume starts from."""
 
     def __init__(self, run_id: int):

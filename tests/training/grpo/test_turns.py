@@ -1,4 +1,4 @@
-"""The revision rollout (training/turns.py) on a real GRPOTrainer, tiny model and in-process painting."""
+"""The revision rollout (training/grpo/turns.py) on a real GRPOTrainer, tiny model and in-process painting."""
 from __future__ import annotations
 
 import pytest
@@ -13,13 +13,13 @@ from tests.curation.factories import make_pool
 from tests.support.runs import FAST
 from tests.training.factories import BARE_RECT, GOOD
 from training import metrics as keys
-from training.config import RunArguments
-from training.feedback_images import FEEDBACK_IMAGES
+from training.grpo.config import RunArguments
+from training.grpo.feedback_images import FEEDBACK_IMAGES
+from training.grpo.rewarding import PaintingReward, revision_metrics
+from training.grpo.trainer import build_trainer, training_dataset
+from training.grpo.turns import RevisionRollout, TurnOutcome, rollout_reward, turn_feedback
 from training.management.follow import step_line
 from training.models import Run, Step
-from training.rewarding import PaintingReward, revision_metrics
-from training.trainer import build_trainer, training_dataset
-from training.turns import RevisionRollout, TurnOutcome, rollout_reward, turn_feedback
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("one_torch_thread")]
 

@@ -5,7 +5,7 @@ goes wrong with infrastructure becomes a None reward for the rollouts it touched
 counted. It raises one thing only, on purpose, since a raising reward function ends
 `train()`: when every rollout the workers had to judge was lost, it waits for the workers
 the recipe needs (up to WORKER_WAIT_S) and fans out once more; lost again with a queue that
-still has no worker, it raises `WorkersMissing` and the run pauses (training/pausing.py)
+still has no worker, it raises `WorkersMissing` and the run pauses (training/grpo/pausing.py)
 before any optimizer step on those rollouts. Lost again with every worker answering (a
 backend that fails, not a missing worker), the step goes on with its None rewards.
 """
@@ -30,10 +30,10 @@ from paintenv.features import cached_image_features, mean_pairwise_distance
 from paintenv.reward import Recipe
 from painting.pipeline import Batch, Executor, Painted, PaintJob, paint_batch, render_seed, stage_queues
 from training import metrics as keys
-from training import together
+from training.grpo import together
+from training.grpo.pausing import WorkersMissing
+from training.grpo.turns import REVISION_CHAIN, TurnOutcome, rollout_reward
 from training.models import Rollout, RolloutTurn, Run
-from training.pausing import WorkersMissing
-from training.turns import REVISION_CHAIN, TurnOutcome, rollout_reward
 
 log = logging.getLogger(__name__)
 WORKER_POLL_S = 2.0  # between two asks of which queues answer, while a lost step waits
@@ -119,7 +119,7 @@ class PaintingReward:
         try:
             rewards, record = self._reward(step, prompts, completions, kwargs.get("subject"), kwargs.get(REVISION_CHAIN))
         except WorkersMissing:
-            raise  # ends train() before the optimizer step: the run pauses (training/pausing.py)
+            raise  # ends train() before the optimizer step: the run pauses (training/grpo/pausing.py)
         except Exception as exc:  # noqa: BLE001 - never kill train(); every rollout is None instead
             log.exception("reward function failed at step %s", step)
             rewards = [None] * len(completions)
@@ -189,7 +189,7 @@ class PaintingReward:
             self._references[key] = [m.reference_id for m in members]
         return self._references[key]
 
-    # Revision turns: the rollout function (training/turns.py) paints each turn through these.
+    # Revision turns: the rollout function (training/grpo/turns.py) paints each turn through these.
     def begin_turns(self, step: int) -> None:
         self.turn_figures = {"late": 0, "render_s": 0.0, "score_s": 0.0}
 

@@ -1,6 +1,6 @@
 """A run that pauses because the render or score workers it needs are gone.
 
-The reward function (training/rewarding.py) raises `WorkersMissing` when a step's rollouts
+The reward function (training/grpo/rewarding.py) raises `WorkersMissing` when a step's rollouts
 were all lost to infrastructure twice and a queue they need still has no worker. TRL calls
 the reward function before the step's backward pass and optimizer step, so the exception ends
 `trainer.train()` with the model, optimizer and scheduler exactly as the last finished step
@@ -17,8 +17,8 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from paintapp.lib.workers import missing_worker_message
-from training import together
-from training.checkpoints import is_complete
+from training.grpo import together
+from training.grpo.checkpoints import is_complete
 from training.models import Run
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def checkpoint_now(trainer) -> int:
 
     step = trainer.state.global_step
     folder = Path(trainer.args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{step}"
-    # Sealed by training.checkpoints' callback on on_save; every process saves its part, or none does.
+    # Sealed by training.grpo.checkpoints' callback on on_save; every process saves its part, or none does.
     if together.main_decides(lambda: bool(step) and not is_complete(folder)):
         trainer._save_checkpoint(trainer.model_wrapped, trial=None)
         trainer.control = trainer.callback_handler.on_save(trainer.args, trainer.state, trainer.control)

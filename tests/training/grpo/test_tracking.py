@@ -13,9 +13,9 @@ from django.urls import reverse
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST, MECHANICS, wait_until_ended
 from training import services
-from training.config import RunArguments
+from training.grpo.config import RunArguments
+from training.grpo.tracking import TRACKING_PROJECT, backends, tracking_name, tracking_problem
 from training.models import Run
-from training.tracking import TRACKING_PROJECT, backends, tracking_name, tracking_problem
 
 NO_LOGIN = {"HOME": "/nonexistent", "NETRC": "/nonexistent/.netrc"}
 
@@ -47,7 +47,7 @@ def test_a_tracker_that_is_not_installed_is_a_problem_naming_the_package(monkeyp
 
 
 def test_grpo_config_reports_to_the_chosen_trackers_under_the_runs_name_and_logs_completions():
-    from training.trainer import grpo_config
+    from training.grpo.trainer import grpo_config
 
     run = Run(id=12, name="judge-led on demo:v1", output_dir="/tmp/run-tracking-config", seed=0)
     config = grpo_config(run, RunArguments(report_to="trackio,wandb"))

@@ -2,7 +2,7 @@
 
 transformers' Trainer writes `checkpoint-N/` in place (adapter, optimizer, scheduler, RNG
 state, then trainer_state.json), so a trainer killed mid-write leaves a directory that looks
-like a checkpoint. After a save, `CheckpointCallback.on_save` (training/callbacks.py) flushes
+like a checkpoint. After a save, `CheckpointCallback.on_save` (training/grpo/callbacks.py) flushes
 every file to disk and then writes a seal listing each file with its size; only a sealed
 checkpoint whose files still have those sizes is ever resumed from. No Django here.
 """

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from training import together
-from training.launching import free_port
+from training.grpo import together
+from training.grpo.launching import free_port
 
 
 def _two_processes_decide(rank: int, port: int, out: str) -> None:

@@ -15,11 +15,11 @@ from tests.curation.factories import make_pool
 from tests.support.processes import still_running
 from tests.support.runs import FAST, wait_for, wait_until_ended
 from training import services
-from training.launching import failure_report, launch_command
+from training.grpo.launching import failure_report, launch_command
 from training.models import Rollout, Run, Step
 from training.tasks import resume_waiting_runs
 
-GOOD = (Path(__file__).resolve().parents[1] / "paintenv" / "corpus" / "good" / "hibiscus.js").read_text()
+GOOD = (Path(__file__).resolve().parents[2] / "paintenv" / "corpus" / "good" / "hibiscus.js").read_text()
 TWO_PROCESSES = FAST | {"num_processes": 2, "max_completion_length": 1024}
 
 
@@ -178,7 +178,7 @@ def test_a_failure_report_gives_the_first_failing_process_or_the_output_when_non
 
 @pytest.mark.django_db(transaction=True)  # train_run closes the connection a test transaction would hold
 def test_a_run_asking_for_an_accelerate_config_the_worker_does_not_have_fails_with_the_reason(pool, tmp_path, settings):
-    from training.trainer import train_run
+    from training.lifecycle import train_run
 
     settings.LAUNCH_CHECKS_WORKERS = False
     (tmp_path / "config.json").write_text("{}")

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from training.config import (
+from training.grpo.config import (
     GENERATION_BACKENDS,
     LOSS_TYPES,
     RENDER_SIZES,
@@ -156,8 +156,8 @@ def test_command_line_text_of_the_wrong_type_is_refused_clearly(name, text, mess
 def test_grpo_config_gets_every_argument_it_shares_by_name_and_none_of_the_app_only_ones():
     from trl import GRPOConfig
 
+    from training.grpo.trainer import grpo_config
     from training.models import Run
-    from training.trainer import grpo_config
 
     shared = {
         "max_steps": 7, "num_generations": 4, "learning_rate": 1e-3, "warmup_steps": 2, "lr_scheduler_type": "cosine",
@@ -182,8 +182,8 @@ def test_grpo_config_gets_every_argument_it_shares_by_name_and_none_of_the_app_o
     ("vllm-colocate", True, "colocate", False), ("vllm-server", True, "server", False),
 ])
 def test_each_generation_backend_sets_trls_switches(generation, use_vllm, vllm_mode, continuous):
+    from training.grpo.trainer import grpo_config
     from training.models import Run
-    from training.trainer import grpo_config
 
     assert generation in GENERATION_BACKENDS
     config = grpo_config(Run(output_dir="/tmp/run-config-test", seed=0), RunArguments(generation=generation))
@@ -193,8 +193,8 @@ def test_each_generation_backend_sets_trls_switches(generation, use_vllm, vllm_m
 
 
 def test_on_a_cpu_continuous_batching_gets_a_cache_for_one_processs_share_of_a_step_not_the_free_ram():
+    from training.grpo.trainer import CB_CPU_BATCH_TOKENS, cpu_continuous_batching, grpo_config
     from training.models import Run
-    from training.trainer import CB_CPU_BATCH_TOKENS, cpu_continuous_batching, grpo_config
 
     args = RunArguments(generation="continuous-batching", max_completion_length=1024, turns=2)
     config = grpo_config(Run(output_dir="/tmp/run-config-test", seed=0), args)
@@ -218,7 +218,7 @@ def test_on_a_cpu_continuous_batching_gets_a_cache_for_one_processs_share_of_a_s
     ({"num_generations": 6, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 3}, 2, (3, 1)),
 ])
 def test_a_steps_completions_are_shared_equally_by_the_processes(arguments, processes, layout):
-    from training.config import batch_layout
+    from training.grpo.config import batch_layout
 
     shared = batch_layout(RunArguments(**arguments), processes)
     assert (shared.per_device_train_batch_size, shared.gradient_accumulation_steps) == layout
@@ -233,8 +233,8 @@ def test_a_number_of_processes_that_does_not_divide_a_steps_completions_is_refus
 
 
 def test_grpo_config_gives_each_process_its_share_of_the_step():
+    from training.grpo.trainer import grpo_config
     from training.models import Run
-    from training.trainer import grpo_config
 
     # Two groups of 4 (1 × 8) in two processes: 1 × 4 each; built here in one process, where TRL
     # checks that one share is whole groups.

@@ -23,9 +23,9 @@ One call makes a generation batch's rollouts, turn by turn:
 
 A vision-language base model (Qwen-VL style) also sees the painting: its feedback message holds
 the painting as an image part, widened to the processor's image tokens, and the next turn is
-generated with that painting's pixel values (training/feedback_images.py). The paintings each
+generated with that painting's pixel values (training/grpo/feedback_images.py). The paintings each
 rollout was shown go back in the `feedback_images` column, which the trainer
-(training/revision_trainer.py) feeds to the loss's forward pass; the image tokens are feedback
+(training/grpo/revision_trainer.py) feeds to the loss's forward pass; the image tokens are feedback
 tokens, outside the loss like the rest of it. A text model gets the text alone.
 
 A revision reply may be KEEP alone (the feedback offers it, `is_keep_reply` reads it): that
@@ -51,8 +51,8 @@ from paintenv.extraction import is_keep_reply, reply_text
 from paintenv.feedback import feedback_text, revision_messages, turn_from_records
 from paintenv.prompts import build_messages, make_subject
 from painting.pipeline import Painted, render_png
-from training import together
-from training.feedback_images import FEEDBACK_IMAGES, EncodedPainting, PaintingEncoder, stacked
+from training.grpo import together
+from training.grpo.feedback_images import FEEDBACK_IMAGES, EncodedPainting, PaintingEncoder, stacked
 
 REVISION_CHAIN = "revision_chain"  # the column TRL hands from the rollout function to the reward function
 _SENTINEL = "\u2063revision-turn-reply\u2063"  # a reply text no chat template changes
@@ -104,7 +104,7 @@ class RevisionRollout:
     group's G completions, in the order the reward function receives them."""
 
     def __init__(self, reward, *, turns: int, subjects: Sequence[str], paintings: PaintingEncoder | None = None):
-        self.reward = reward  # training.rewarding.PaintingReward: paints each turn and stores the chains
+        self.reward = reward  # training.grpo.rewarding.PaintingReward: paints each turn and stores the chains
         self.turns = turns
         self.paintings = paintings  # a vision-language base model's: it sees its painting (None: text only)
         # The dataset's prompts are build_messages(subject): the painting pipeline wants the subject.

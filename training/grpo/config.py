@@ -3,7 +3,7 @@
 Each argument is declared once below, with its bounds, choices and help (TRL's
 `field(metadata={"help": ...})` convention). Everything else is derived from that one
 declaration: the validation here, the launch form's fields (training/forms.py), `manage.py
-train --set` and its help listing, and the arguments GRPOConfig shares (training/trainer.py).
+train --set` and its help listing, and the arguments GRPOConfig shares (training/grpo/trainer.py).
 """
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""Only sealed, intact checkpoints are resumed from (training/checkpoints.py; no database, no training)."""
+"""Only sealed, intact checkpoints are resumed from (training/grpo/checkpoints.py; no database, no training)."""
 from __future__ import annotations
 
 import json
 
 from tests.training.factories import CHECKPOINT_FILES as FILES
 from tests.training.factories import write_checkpoint
-from training.checkpoints import SEAL, discard_incomplete, is_complete, last_checkpoint
+from training.grpo.checkpoints import SEAL, discard_incomplete, is_complete, last_checkpoint
 
 
 def test_a_sealed_checkpoint_lists_every_file_with_its_size(tmp_path):

@@ -20,12 +20,12 @@ from painting.pipeline import InProcess
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST
 from tests.training.factories import BARE_RECT, FIXED_RECT, GOOD
-from training.config import RunArguments
-from training.feedback_images import FEEDBACK_IMAGES
+from training.grpo.config import RunArguments
+from training.grpo.feedback_images import FEEDBACK_IMAGES
+from training.grpo.revision_trainer import RevisionGRPOTrainer
+from training.grpo.trainer import build_trainer, training_dataset
+from training.grpo.turns import painting_png
 from training.models import Run
-from training.revision_trainer import RevisionGRPOTrainer
-from training.trainer import build_trainer, training_dataset
-from training.turns import painting_png
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True),  # the callbacks close_old_connections()
               pytest.mark.usefixtures("one_torch_thread")]

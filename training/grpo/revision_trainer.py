@@ -5,7 +5,7 @@ Why a subclass: under a `rollout_func`, TRL 1.16 builds image inputs for the for
 from the dataset's images or from tool responses' images (`_generate_and_score_completions`:
 `images = None` after the rollout function, and `self.tools and tool_images` for the rest); a
 rollout function's other output columns go to the reward functions only. So the rollout
-function (training/turns.py) returns the paintings it showed in a `feedback_images` column,
+function (training/grpo/turns.py) returns the paintings it showed in a `feedback_images` column,
 and this class takes that column out before the rewards see it and hands the paintings to
 every forward pass over the batch: the old and reference log-probabilities (when TRL computes
 them) and the loss, with `num_images` so TRL splits them with their rows when it shuffles and
@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from trl import GRPOTrainer
 
-from training.feedback_images import FEEDBACK_IMAGES, IMAGE_KEYS, stacked
+from training.grpo.feedback_images import FEEDBACK_IMAGES, IMAGE_KEYS, stacked
 
 
 class RevisionGRPOTrainer(GRPOTrainer):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from training.config import RunArguments
-from training.model_loading import EXPERT_PARAMETERS
-from training.trainer import lora_config
+from training.grpo.config import RunArguments
+from training.grpo.model_loading import EXPERT_PARAMETERS
+from training.grpo.trainer import lora_config
 
 pytestmark = pytest.mark.slow
 
