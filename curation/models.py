@@ -256,7 +256,7 @@ class JudgeAudit(models.Model):
 
 
 class PoolExport(ExportJob):
-    """A pool's export zip (curation.exporting), built on a score worker."""
+    """A pool's export zip (curation.export), built on a score worker."""
 
     owner_field = "pool"
     task_name = "curation.tasks.build_pool_export"

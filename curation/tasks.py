@@ -18,7 +18,7 @@ def train_taste_model(pool_id: int) -> dict:
 @shared_task(name="curation.tasks.build_pool_export", acks_late=True)
 def build_pool_export(export_id: int) -> dict:
     """Build a requested pool export's zip with progress (see paintapp.lib.exports)."""
-    from curation.exporting import pool_export_build  # datasets is heavy: loaded by the task, not the module
+    from curation.export import pool_export_build  # datasets is heavy: loaded by the task, not the module
 
     export = pool_export_build(export=PoolExport.objects.select_related("pool").get(id=export_id))
     return {"export_id": export_id, "status": export.status, "size_bytes": export.size_bytes}

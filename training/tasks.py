@@ -40,7 +40,9 @@ def resume_waiting_runs() -> list[int]:
 @shared_task(name="training.tasks.build_run_export", acks_late=True)
 def build_run_export(export_id: int) -> dict:
     """Build a requested run export's zip with progress (see paintapp.lib.exports)."""
-    from training.export import run_export_build  # datasets is heavy: loaded by the task, not the module
+    from training.export.dataset import (
+        run_export_build,  # datasets is heavy: loaded by the task, not the module
+    )
 
     export = run_export_build(export=RunExport.objects.select_related("run", "run__pool").get(id=export_id))
     return {"export_id": export_id, "status": export.status, "size_bytes": export.size_bytes}
@@ -49,7 +51,7 @@ def build_run_export(export_id: int) -> dict:
 @shared_task(name="training.tasks.merge_run_adapter", bind=True, acks_late=True)
 def merge_run_adapter(self, run_id: int) -> dict:
     """Merge a run's adapter into its base model in the run's folder (the run page's button)."""
-    from training.model_export import merge_run  # peft and transformers load in the task, not the module
+    from training.export.model import merge_run  # peft and transformers load in the task, not the module
 
     return merge_run(run=Run.objects.select_related("pool", "created_by").get(id=run_id), task_id=self.request.id)
 

@@ -14,9 +14,9 @@ from painting.probing import recipe_probe
 from painting.selectors import UnknownRecipe, recipe_get, recipe_name_matching, recipe_names
 from training import metrics as keys
 from training import selectors, services
+from training.export.model import MERGE_PENDING, ModelExportError, merge_request, merge_state
 from training.forms import LaunchForm
 from training.grpo.tracking import tracking_places
-from training.model_export import MERGE_PENDING, ModelExportError, merge_request, merge_state
 from training.models import Rollout, RolloutTurn, Run, RunExport
 from training.stats import run_thirds
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from curation.consensus import ConsensusSettings
 from curation.errors import CurationError
-from curation.exporting import export_pool
+from curation.export import export_pool
 from curation.importing import import_path
 from curation.models import Pool
 from curation.selectors import pool_get

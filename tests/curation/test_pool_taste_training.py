@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from curation.exporting import export_pool
+from curation.export import export_pool
 from curation.importing import import_path
 from curation.models import Pool, TasteModel
 from tests.curation.factories import make_pool

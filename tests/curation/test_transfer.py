@@ -17,7 +17,7 @@ from PIL import Image
 
 from curation.archive import ImportLimits
 from curation.errors import CurationError
-from curation.exporting import export_pool, write_pool_zip
+from curation.export import export_pool, write_pool_zip
 from curation.importing import import_path, import_uploads
 from curation.models import Grade, GradeEvent, Pool, Reference
 from curation.selectors import pool_balance

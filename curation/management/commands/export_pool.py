@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.errors import CurationError
-from curation.exporting import export_pool, pool_zip_name, write_pool_zip
+from curation.export import export_pool, pool_zip_name, write_pool_zip
 from curation.models import Pool
 from curation.selectors import pool_get
 from paintapp.lib.progress import progress_bar

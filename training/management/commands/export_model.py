@@ -1,6 +1,6 @@
 """`manage.py export_model RUN --merge OUT_DIR` / `--push-to-hub REPO_ID [--private]` — a run's
 adapter merged into its base model, saved with its tokenizer and a model card, and/or pushed to
-the Hugging Face Hub (see training/model_export.py)."""
+the Hugging Face Hub (see training/export/model.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from huggingface_hub.errors import HfHubHTTPError
 
 from paintapp.lib.storage import human_size
-from training.model_export import ModelExportError, adapter_merge, model_push
+from training.export.model import ModelExportError, adapter_merge, model_push
 from training.models import Run
 
 USAGE_ERROR = 2

@@ -1,5 +1,5 @@
 """`manage.py export_run RUN DIR [--overwrite]` — a run's rollouts, steps and thirds as a
-Hugging Face dataset folder (see training/export.py for the layout)."""
+Hugging Face dataset folder (see training/export/dataset.py for the layout)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from paintapp.lib.progress import progress_bar
 from paintapp.lib.storage import human_size
-from training.export import ExportError, ExportRefused, ExportResult, export_run
+from training.export.dataset import ExportError, ExportRefused, ExportResult, export_run
 from training.models import Run
 from training.stats import format_number
 

@@ -31,7 +31,6 @@ import csv
 import json
 import math
 import os
-import posixpath
 import re
 import shutil
 import tempfile
@@ -39,12 +38,10 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import fmean
 from typing import Any, BinaryIO
 
-from datasets import Features, Image, List, Value
+from datasets import Features
 from datasets.arrow_writer import ParquetWriter
-from django.core.files.storage import default_storage
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.text import slugify
@@ -52,6 +49,19 @@ from huggingface_hub import DatasetCard
 
 from paintapp.lib.dataset_card import dataset_card
 from paintapp.lib.exports import export_build
+from training.export.columns import (
+    CHAIN_COLUMNS,
+    CHAIN_FEATURES,
+    COLUMNS,
+    ROLLOUT_FEATURES,
+    chain_row,
+    group_means,
+    groups,
+    image_of,
+    rollout_row,
+    stored,
+    strings,
+)
 from training.models import Revision, Rollout, RolloutTurn, Run, RunExport, Step
 from training.stats import Thirds, format_number, thirds_from_export
 
@@ -69,7 +79,6 @@ CARD_FILE = "README.md"
 REVISIONS_FILE = "revisions.jsonl"
 REVISIONS_DIR = "revisions"
 CARD_TEMPLATE = Path(__file__).with_name("export_card.md.jinja")
-PARTS = ("gate", "length", "judge", "quality")
 STEP_COLUMNS = ("step", "reward_mean", "reward_std")
 # A metric whose key is one of STEP_COLUMNS (TRL logs "reward_std") gets this prefix.
 METRIC_PREFIX = "metrics/"
@@ -97,192 +106,6 @@ class ExportResult:
     missing_images: int  # rollouts and turns whose stored PNG could not be read (image left null)
     thirds: Thirds
     files: tuple[str, ...]  # relative to out_dir
-
-
-# --- Columns ------------------------------------------------------------------------------
-
-def _strings() -> List:
-    return List(Value("string"))
-
-
-# (column, feature, description for the dataset card): the one declaration of the columns.
-COLUMNS: tuple[tuple[str, Any, str], ...] = (
-    ("image", Image(), "the painting (PNG); null when nothing was rendered (failed gate)"),
-    ("run", Value("int64"), "run id in the studio that exported it"),
-    ("run_name", Value("string"), "run name"),
-    ("step", Value("int64"), "GRPO step (1-based)"),
-    ("group", Value("int64"), "GRPO group within the step (one prompt per group)"),
-    ("position_in_group", Value("int64"), "completion index within the group"),
-    ("turn", Value("int64"),
-     "the turn this row's sketch and painting are from: 1 in a single-turn run; in a run with revision "
-     "turns, the rollout's last turn (its number of turns), and every turn is a row of the `chain` config"),
-    ("reward", Value("float64"),
-     "total reward; 0 for a failed gate, null for an infrastructure failure (left out of the baseline); with "
-     "revision turns the rollout's combined reward: last turn's + revision_gain_weight × (last − first)"),
-    *((part, Value("float64"), f"reward part `{part}` (0-1); null when not scored") for part in PARTS),
-    ("group_mean_reward", Value("float64"), "mean reward of the rollout's group, nulls left out"),
-    *((f"group_mean_{part}", Value("float64"), f"mean `{part}` of the rollout's group, nulls left out")
-      for part in PARTS),
-    ("passed", Value("bool"), "passed the static gate and the render"),
-    ("violations", _strings(), "gate and render violation codes"),
-    ("failure", Value("string"), "infrastructure failure behind a null reward, else empty"),
-    ("unavailable", _strings(), "reward parts that could not be computed, with why"),
-    ("code", Value("string"), "the p5.brush sketch extracted from the reply"),
-    ("code_chars", Value("int64"), "characters of the sketch, comments and blanks included"),
-    ("estimated_tokens", Value("int64"), "tokens of code (comments dropped, a run of blanks as one character, "
-     "a token at most 32 characters), estimated as those characters / 4: what the length score reads"),
-    ("n_shapes", Value("int64"), "brush.beginShape calls in the code"),
-    ("n_vertices", Value("int64"), "brush.vertex calls in the code"),
-    ("n_circles", Value("int64"), "brush.circle calls in the code"),
-    ("n_fill_calls", Value("int64"), "brush.fill calls in the code"),
-    ("n_brush_calls", Value("int64"), "all brush.* calls in the code"),
-    ("brush_methods_used", _strings(), "distinct brush methods the code calls"),
-    ("paint_fraction", Value("float64"), "share of the canvas painted (pixels away from the background)"),
-    ("render_ms", Value("float64"), "render time in milliseconds"),
-    ("subject", Value("string"), "what the prompt asked to paint"),
-    ("prompt", Value("string"), "the user prompt"),
-    ("reply", Value("string"), "the model's whole reply"),
-    ("reference_ids", List(Value("int64")), "pool references the group was judged against"),
-    ("judge_detail", Value("string"), "per-reference judge verdicts in both orders, as JSON"),
-    ("rollout_id", Value("int64"), "rollout id in the studio that exported it"),
-)
-ROLLOUT_FEATURES = Features({name: feature for name, feature, _ in COLUMNS})
-COLUMN_NAMES = tuple(ROLLOUT_FEATURES)
-
-# The chain of a multi-turn rollout, one row a turn (in order), joined to data/ by rollout_id.
-CHAIN_COLUMNS: tuple[tuple[str, Any, str], ...] = (
-    ("image", Image(), "the turn's painting (PNG); null when it has none (failed gate, infrastructure failure)"),
-    ("rollout_id", Value("int64"), "the rollout (a row of the default config) this turn belongs to"),
-    ("step", Value("int64"), "GRPO step (1-based)"),
-    ("group", Value("int64"), "GRPO group within the step"),
-    ("position_in_group", Value("int64"), "completion index within the group"),
-    ("turn", Value("int64"), "1 = the first sketch; each later turn answers the feedback on the one before"),
-    ("turns", Value("int64"), "turns in the rollout's chain"),
-    ("kept", Value("bool"),
-     "the model answered KEEP on this turn: its code, painting and reward are the turn before's, and the chain ends"),
-    ("reward", Value("float64"),
-     "this turn's own painting reward: 0 for a failed gate, null for an infrastructure failure"),
-    *((part, Value("float64"), f"this turn's reward part `{part}` (0-1); null when not scored") for part in PARTS),
-    ("rollout_reward", Value("float64"), "the rollout's combined reward (the `reward` of its row in data/)"),
-    ("passed", Value("bool"), "the turn's sketch passed the static gate and the render"),
-    ("violations", _strings(), "gate and render violation codes"),
-    ("errors", _strings(), "runtime errors of the render, as `line:col message`"),
-    ("failure", Value("string"), "infrastructure failure behind a null reward, else empty"),
-    ("unavailable", _strings(), "reward parts that could not be computed, with why"),
-    ("code", Value("string"), "the sketch extracted from this turn's reply"),
-    ("reply", Value("string"), "the model's whole reply on this turn"),
-    ("feedback", Value("string"),
-     "the user message the model got after this turn (how the sketch came out, then the ask for a new "
-     "sketch); empty on the last turn. The chat of turn k+1 is the prompt, then each earlier reply and feedback"),
-    ("paint_fraction", Value("float64"), "share of the canvas painted"),
-    ("render_ms", Value("float64"), "render time in milliseconds"),
-    ("judge_detail", Value("string"), "per-reference judge verdicts in both orders, as JSON"),
-    ("subject", Value("string"), "what the prompt asked to paint"),
-    ("prompt", Value("string"), "the user prompt of the first turn"),
-)
-CHAIN_FEATURES = Features({name: feature for name, feature, _ in CHAIN_COLUMNS})
-CHAIN_COLUMN_NAMES = tuple(CHAIN_FEATURES)
-
-
-# --- Rows ---------------------------------------------------------------------------------
-
-def _number(value: Any) -> float | None:
-    """A finite float, or None for anything else (missing, null, text, NaN)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _count(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _strings(value: Any) -> list[str]:
-    return [str(item) for item in value] if isinstance(value, (list, tuple)) else []
-
-
-def _mean(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return fmean(present) if present else None
-
-
-def _groups(rollouts: Iterator[Rollout]) -> Iterator[list[Rollout]]:
-    """Consecutive rollouts of one (step, group); the query orders them that way."""
-    current: list[Rollout] = []
-    for rollout in rollouts:
-        if current and (current[0].step, current[0].group) != (rollout.step, rollout.group):
-            yield current
-            current = []
-        current.append(rollout)
-    if current:
-        yield current
-
-
-def _stored(name: str) -> bytes | None:
-    try:
-        with default_storage.open(name, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
-
-
-def _image(row: Rollout | RolloutTurn) -> tuple[dict | None, bool]:
-    """(HF image struct or None, whether a stored PNG was missing)."""
-    if not row.png:
-        return None, False
-    data = _stored(row.png)
-    if data is None:
-        return None, True
-    return {"bytes": data, "path": posixpath.basename(row.png)}, False
-
-
-def _row(rollout: Rollout, run: Run, group_means: dict[str, float | None], image: dict | None) -> dict:
-    parts = rollout.parts if isinstance(rollout.parts, dict) else {}
-    stats = rollout.stats if isinstance(rollout.stats, dict) else {}
-    timings = rollout.timings if isinstance(rollout.timings, dict) else {}
-    references = rollout.reference_ids if isinstance(rollout.reference_ids, list) else []
-    return {
-        "image": image,
-        "run": run.pk,
-        "run_name": run.name,
-        "step": rollout.step,
-        "group": rollout.group,
-        "position_in_group": rollout.position,
-        "turn": rollout.turns,
-        "reward": rollout.reward,
-        **{part: _number(parts.get(part)) for part in PARTS},
-        **group_means,
-        "passed": rollout.passed,
-        "violations": _strings(rollout.violations),
-        "failure": rollout.failure,
-        "unavailable": _strings(parts.get("unavailable")),
-        "code": rollout.code,
-        "code_chars": _count(stats.get("code_chars")),
-        "estimated_tokens": _count(stats.get("estimated_tokens")),
-        "n_shapes": _count(stats.get("shapes")),
-        "n_vertices": _count(stats.get("vertices")),
-        "n_circles": _count(stats.get("circles")),
-        "n_fill_calls": _count(stats.get("fills")),
-        "n_brush_calls": _count(stats.get("brush_calls")),
-        "brush_methods_used": _strings(stats.get("brush_methods_used")),
-        "paint_fraction": rollout.paint_fraction,
-        "render_ms": _number(timings.get("render_ms")),
-        "subject": rollout.subject,
-        "prompt": rollout.prompt,
-        "reply": rollout.reply,
-        "reference_ids": [int(r) for r in references if isinstance(r, int) and not isinstance(r, bool)],
-        "judge_detail": json.dumps(rollout.judge_detail, ensure_ascii=False) if rollout.judge_detail else None,
-        "rollout_id": rollout.pk,
-    }
-
-
-def _group_means(group: list[Rollout]) -> dict[str, float | None]:
-    means = {"group_mean_reward": _mean([r.reward for r in group])}
-    for part in PARTS:
-        means[f"group_mean_{part}"] = _mean(
-            [_number(r.parts.get(part)) if isinstance(r.parts, dict) else None for r in group]
-        )
-    return means
 
 
 def _write_table(run: Run, folder: Path, directory: str, features: Features, rows: Iterator[dict],
@@ -335,7 +158,7 @@ class _Tally:
     missing: int = 0
 
     def image(self, row: Rollout | RolloutTurn) -> dict | None:
-        image, was_missing = _image(row)
+        image, was_missing = image_of(row)
         self.missing += was_missing
         return image
 
@@ -346,43 +169,16 @@ class _Tally:
 
 
 def _rollout_rows(run: Run, rollouts, tally: _Tally) -> Iterator[dict]:
-    for group in _groups(rollouts.iterator(chunk_size=SHARD_ROWS)):
-        means = _group_means(group)
+    for group in groups(rollouts.iterator(chunk_size=SHARD_ROWS)):
+        means = group_means(group)
         for rollout in group:
-            yield _row(rollout, run, means, tally.image(rollout))
+            yield rollout_row(rollout, run, means, tally.image(rollout))
             tally.tick(f"step {rollout.step}")
-
-
-def _chain_row(turn: RolloutTurn, image: dict | None) -> dict:
-    rollout = turn.rollout
-    parts = turn.parts if isinstance(turn.parts, dict) else {}
-    timings = turn.timings if isinstance(turn.timings, dict) else {}
-    errors = turn.errors if isinstance(turn.errors, list) else []
-    return {
-        "image": image, "rollout_id": rollout.pk, "step": rollout.step, "group": rollout.group,
-        "position_in_group": rollout.position, "turn": turn.turn, "turns": rollout.turns, "kept": turn.kept,
-        "reward": turn.reward,
-        **{part: _number(parts.get(part)) for part in PARTS},
-        "rollout_reward": rollout.reward, "passed": turn.passed, "violations": _strings(turn.violations),
-        "errors": [_error_text(e) for e in errors], "failure": turn.failure,
-        "unavailable": _strings(parts.get("unavailable")), "code": turn.code, "reply": turn.reply,
-        "feedback": turn.feedback, "paint_fraction": turn.paint_fraction,
-        "render_ms": _number(timings.get("render_ms")),
-        "judge_detail": json.dumps(turn.judge_detail, ensure_ascii=False) if turn.judge_detail else None,
-        "subject": rollout.subject, "prompt": rollout.prompt,
-    }
-
-
-def _error_text(error: Any) -> str:
-    if not isinstance(error, dict):
-        return str(error)
-    where = f"{error['line']}:{error.get('col') or 1} " if error.get("line") else ""
-    return f"{where}{error.get('message', '')}"
 
 
 def _chain_rows(turns, tally: _Tally) -> Iterator[dict]:
     for turn in turns.iterator(chunk_size=BATCH_ROWS):
-        yield _chain_row(turn, tally.image(turn))
+        yield chain_row(turn, tally.image(turn))
         tally.tick(f"chain of step {turn.rollout.step}")
 
 
@@ -441,7 +237,7 @@ def _write_revisions(run: Run, folder: Path) -> tuple[int, list[str]]:
     with open(folder / REVISIONS_FILE, "w", encoding="utf-8") as handle:
         for revision in revisions.iterator(chunk_size=BATCH_ROWS):
             image = None
-            data = _stored(revision.png) if revision.png else None
+            data = stored(revision.png) if revision.png else None
             if data is not None:
                 image = f"{REVISIONS_DIR}/{revision.pk}.png"
                 (folder / REVISIONS_DIR).mkdir(exist_ok=True)
@@ -453,7 +249,7 @@ def _write_revisions(run: Run, folder: Path) -> tuple[int, list[str]]:
                 "position_in_group": rollout.position,
                 "curator": revision.created_by.get_username() if revision.created_by else None,
                 "created_at": revision.created_at.isoformat(), "status": revision.status, "code": revision.code,
-                "passed": revision.passed, "violations": _strings(revision.violations), "reward": revision.reward,
+                "passed": revision.passed, "violations": strings(revision.violations), "reward": revision.reward,
                 "parts": revision.parts, "judge_detail": revision.judge_detail, "error": revision.error,
                 "image": image, "author": revision.author, "parent_revision_id": revision.parent_id,
                 "feedback": revision.feedback, "reply": revision.reply, "adapter": revision.adapter,

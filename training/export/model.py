@@ -20,8 +20,8 @@ from django.utils import timezone
 from huggingface_hub import HfApi
 
 from paintapp.celery import app as celery_app
+from training.export.model_card import model_card
 from training.grpo.model_loading import load_processing_class
-from training.model_card import model_card
 from training.models import Run
 
 

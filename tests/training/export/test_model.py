@@ -17,10 +17,10 @@ from tests.conftest import database_url_for_workers
 from tests.curation.factories import make_pool
 from tests.support.hub_server import LocalHub
 from tests.training.factories import make_run, trained_adapter
-from training.model_export import ModelExportError, adapter_merge, model_push
+from training.export.model import ModelExportError, adapter_merge, model_push
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_the_model_card_names_the_base_recipe_pool_hyper_parameters_reward_curve
 
 @pytest.mark.django_db
 def test_the_model_cards_snippet_loads_a_vision_language_base_with_its_processor(curator, tmp_path):
-    from training.model_card import model_card
+    from training.export.model_card import model_card
 
     base = tmp_path / "qwen3.5"  # a config is all the card reads: the class it names
     base.mkdir()
@@ -152,7 +152,7 @@ def test_the_run_pages_merge_runs_on_the_train_worker_and_the_page_says_where_it
     from transformers import AutoModelForCausalLM
 
     from tests.support.runs import wait_for
-    from training.model_export import merge_state
+    from training.export.model import merge_state
 
     start_worker("train")
     client.force_login(curator)
@@ -183,7 +183,7 @@ def test_the_merge_button_refuses_a_run_still_training_or_without_an_adapter(tra
 
 @pytest.mark.django_db
 def test_the_model_cards_evaluation_of_a_run_with_turns_gives_each_turns_mean(curator):
-    from training.model_card import model_card
+    from training.export.model_card import model_card
 
     run = make_run(make_pool(curator), steps=2, generations=2)
     run.eval_result = {"mean_reward": 0.7, "samples": 4, "none": 0, "per_subject": {"a peach hibiscus": {"mean_reward": 0.7}},

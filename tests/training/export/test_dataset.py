@@ -26,12 +26,9 @@ from tests.training.factories import (
     make_revision,
     make_run,
 )
-from training import export as export_module
-from training.export import (
-    CHAIN_COLUMN_NAMES,
-    CHAIN_FEATURES,
-    COLUMN_NAMES,
-    ROLLOUT_FEATURES,
+from training.export import dataset as export_module
+from training.export.columns import CHAIN_COLUMN_NAMES, CHAIN_FEATURES, COLUMN_NAMES, ROLLOUT_FEATURES
+from training.export.dataset import (
     ExportRefused,
     export_run,
     export_zip_name,
