@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from curation import views
+from curation import pool_views, views
 
 
 class ShaConverter:
@@ -28,13 +28,13 @@ urlpatterns = [
     path("references/<int:reference_id>/curators/", views.reference_curators, name="curators"),
     path("references/blind/", views.grading_blind, name="blind"),
     path("images/<sha:sha256>.png", views.image, name="image"),
-    path("build/", views.pool_builder, name="builder"),
+    path("build/", pool_views.pool_builder, name="builder"),
     path("agreement/", views.agreement, name="agreement"),
     path("upload/", views.upload, name="upload"),
-    path("<slug:name>/v<int:version>/export/", views.pool_export, name="pool-export"),
-    path("<slug:name>/v<int:version>/exports/<int:export_id>.zip", views.pool_export_download,
+    path("<slug:name>/v<int:version>/export/", pool_views.pool_export, name="pool-export"),
+    path("<slug:name>/v<int:version>/exports/<int:export_id>.zip", pool_views.pool_export_download,
          name="pool-export-download"),
-    path("<slug:name>/v<int:version>/audit/", views.pool_audit, name="pool-audit"),
-    path("<slug:name>/v<int:version>/", views.pool_detail, name="pool"),
-    path("<slug:name>/diff/", views.pool_diff, name="pool-diff"),
+    path("<slug:name>/v<int:version>/audit/", pool_views.pool_audit, name="pool-audit"),
+    path("<slug:name>/v<int:version>/", pool_views.pool_detail, name="pool"),
+    path("<slug:name>/diff/", pool_views.pool_diff, name="pool-diff"),
 ]

@@ -8,26 +8,21 @@ as what is in gate_rules.py; gate.py turns the findings into a verdict.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 from tree_sitter import Node
 
 from paintenv.brush_api import (
-    ALLOWED_BRUSH_METHODS,
     COLOUR_SOURCES_ALLOWLIST,
     COLOUR_SOURCES_KNOWN,
     CUSTOM_SHAPE_CALLS,
-    KNOWN_BRUSH_METHODS,
     SHAPE_CALLS_ALLOWLIST,
     SHAPE_CALLS_KNOWN,
 )
-from paintenv.gate_keys import KeyValues
+from paintenv.gate_members import CALLABLE_TYPES, MemberChecks, Pending
 from paintenv.gate_rules import (
     BARE,
-    DISALLOWED_BRUSH,
     DOM_TEXT_CREATORS,
     EXTERNAL,
-    EXTERNAL_PROPERTIES,
     FORBIDDEN,
     HARD_GLOBAL_OBJECTS,
     JUDGED_ELSEWHERE,
@@ -72,34 +67,9 @@ _HANDLED_TYPES = frozenset(
         "field_definition",
     }
 )
-# Arguments that cannot be a colour (background(img), background({toString() {...}})).
-_NON_COLOUR_TYPES = frozenset({"object", "array", "arrow_function", "function_expression",
-                               "function", "new_expression", "class", "generator_function"})
-# Expressions that are fine as a timer callback (anything else may be a code string).
-_CALLABLE_TYPES = frozenset(
-    {"arrow_function", "function_expression", "function", "identifier", "member_expression",
-     "generator_function"}
-)
 
 
-@dataclass
-class _Pending:
-    """A check that depends on names declared anywhere in the sketch."""
-
-    name: str  # the name whose declaration (or method definition) decides
-    code: str
-    message: str
-    node: Node
-    # "undeclared": report unless the sketch declares `name`;
-    # "global_member": `name` is a soft window alias (self, top, ...) and `message`
-    #     the property read on it: judge it as window.<property> unless declared;
-    # "method": report unless the sketch defines a method called `name`.
-    kind: str = "undeclared"
-    # the identifier whose scope decides (default: `node`)
-    ref: Node | None = None
-
-
-class SketchAnalysis:
+class SketchAnalysis(MemberChecks):
     """What the rules find in one sketch: `run` walks the tree, then `resolve_pending`,
     `check_free_names` and `final_checks` judge what needs the whole sketch seen;
     `found` holds (code, message, node) for each finding."""
@@ -110,7 +80,7 @@ class SketchAnalysis:
         self.strictness = strictness
         self.data = source.encode("utf-8", "replace")
         self.found: list[tuple[str, str, Node | None]] = []
-        self.pending: list[_Pending] = []
+        self.pending: list[Pending] = []
         self.declared: set[str] = set()
         self.defined_methods: set[str] = set()
         # every property name the sketch gives a value (object keys, fields, `o.k = v`)
@@ -248,13 +218,13 @@ class SketchAnalysis:
                 prop = left.child_by_field_name("property")
                 if prop is not None:
                     self.defined_keys.add(self.text(prop))
-                    if right.type in _CALLABLE_TYPES:
+                    if right.type in CALLABLE_TYPES:
                         self.defined_methods.add(self.text(prop))
         elif ntype == "pair":
             key, value = node.child_by_field_name("key"), node.child_by_field_name("value")
             if key is not None:
                 self.defined_keys.add(self.string_literal(key) or self.text(key))
-            if key is not None and value is not None and value.type in _CALLABLE_TYPES:
+            if key is not None and value is not None and value.type in CALLABLE_TYPES:
                 self.defined_methods.add(self.string_literal(key) or self.text(key))
         elif ntype in ("import_statement", "import"):
             self.add(EXTERNAL, "import loads code from elsewhere", node)
@@ -291,7 +261,7 @@ class SketchAnalysis:
             return
         if name in SOFT_GLOBAL_OBJECTS:
             if not is_member_object:
-                self.pending.append(_Pending(name, EXTERNAL,
+                self.pending.append(Pending(name, EXTERNAL,
                                              f"`{name}` is the window object", node))
             return
         if name == "p5":
@@ -318,7 +288,7 @@ class SketchAnalysis:
             if always:
                 self.add(EXTERNAL, f"`{shown}` reaches outside the sketch", node)
             else:
-                self.pending.append(_Pending(name, EXTERNAL,
+                self.pending.append(Pending(name, EXTERNAL,
                                              f"`{shown}` reaches outside the sketch", node))
             return
         if name in RAW_RENDERER_PROPERTIES:
@@ -326,7 +296,7 @@ class SketchAnalysis:
             if via or always:
                 self.add(BARE, message, node)
             else:
-                self.pending.append(_Pending(name, BARE, message, node))
+                self.pending.append(Pending(name, BARE, message, node))
             return
         for names, code, what in ((PRIMITIVE_NAMES, BARE, "draws without the brush"),
                                   (TEXT_NAMES, TEXT, "draws text")):
@@ -334,7 +304,7 @@ class SketchAnalysis:
                 if is_call or always:
                     self.add(code, f"`{shown}` {what}; use brush.* calls", node)
                 else:
-                    self.pending.append(_Pending(
+                    self.pending.append(Pending(
                         name, code, f"`{shown}` refers to p5's function, which {what}",
                         node))
                 return
@@ -392,188 +362,6 @@ class SketchAnalysis:
                 return f"p5.{self.text(prop)}", True
         return None, True
 
-    def visit_member(self, node: Node, ctx: NodeContext) -> None:
-        obj = node.child_by_field_name("object")
-        prop = node.child_by_field_name("property")
-        if obj is None or prop is None:
-            return
-        name = self.text(prop)
-        called, assigned, chained = ctx.use()
-        if obj.type == "identifier" and self.text(obj) == "brush":
-            self.brush_member(name, prop, called=called, assigned=assigned)
-            return
-        if obj.type == "identifier" and self.text(obj) == "p5" and name in (
-                "prototype", "instance") and not chained:
-            self.add(EXTERNAL, f"`p5.{name}` used as a value escapes the gate", node)
-            return
-        if (obj.type == "identifier" and self.text(obj) == "p5" and name not in (
-                "prototype", "instance") and self.scopes is not None
-                and self.scopes.is_free(obj)):
-            self.add(FORBIDDEN, f"`p5.{name}`: p5 itself is outside the sketch API", node)
-            return
-        if obj.type == "this" and ctx.this_is_instance:
-            via, certain = None, True
-        else:
-            via, certain = self.global_object_name(obj, ctx.this_is_instance)
-        if via is not None:
-            if name == "setup" and assigned:
-                self.has_setup = True
-            if via == "this":
-                # `this.rect(...)` or `const r = this.rect` outside classes: the window's
-                # rect. `this.point = v` and `this.point.x` are a constructor's fields.
-                escapes = called or not (assigned or chained)
-                if escapes and (name in PRIMITIVE_NAMES or name in TEXT_NAMES):
-                    self.check_global_name(name, prop, is_call=True, via=via)
-                elif is_external_name(name) or name in RAW_RENDERER_PROPERTIES:
-                    self.check_global_name(name, prop, is_call=called, via=via)
-                elif called:
-                    # `this.filter(...)` in setup: a window function, unless the sketch
-                    # defines such a method itself (a constructor function's own)
-                    self.pending.append(_Pending(name, FORBIDDEN, f"`this.{name}(...)` outside "
-                                                 "a class calls a window function", prop,
-                                                 kind="method"))
-            elif certain:
-                before = len(self.found)
-                self.check_global_name(name, prop, is_call=called, via=via, always=True)
-                if len(self.found) == before:
-                    self.add(FORBIDDEN, f"`{via}.{name}`: the global object is outside the "
-                             "sketch API", node)
-            else:
-                self.pending.append(_Pending(via, "", name, prop, kind="global_member",
-                                             ref=unwrap(obj)))
-            if name not in EXTERNAL_PROPERTIES:
-                return
-        self.check_any_property(name, prop, arguments=ctx.argument_count())
-
-    def check_any_property(self, name: str, node: Node, *, arguments: int) -> None:
-        if name in EXTERNAL_PROPERTIES or is_loader(name):
-            self.add(EXTERNAL, f"`.{name}` reaches outside the sketch", node)
-        elif name in RAW_RENDERER_PROPERTIES:
-            self.add(BARE, f"`.{name}` draws on the renderer directly", node)
-        elif arguments > 0 and name not in self.defined_methods:
-            # e.g. a createGraphics buffer: pg.rect(...) then image(pg, ...). Drawing
-            # always takes arguments, which keeps fetch's `response.text()` out.
-            if name in PRIMITIVE_NAMES:
-                self.pending.append(_Pending(name, BARE, f"`.{name}(...)` draws without "
-                                             "the brush", node, kind="method"))
-            elif name in TEXT_NAMES:
-                self.pending.append(_Pending(name, TEXT, f"`.{name}(...)` draws text", node,
-                                             kind="method"))
-
-    def brush_member(self, name: str, node: Node, *, called: bool, assigned: bool) -> None:
-        self.brush_names.add(name)
-        if called:
-            self.brush_calls[name] += 1
-        if assigned:
-            self.add(UNKNOWN_BRUSH, f"assigning to `brush.{name}` replaces the library", node)
-            return
-        if name not in KNOWN_BRUSH_METHODS:
-            hint = " (p5.brush 1.x name; 2.x uses fillBleed)" if name == "bleed" else ""
-            self.add(UNKNOWN_BRUSH, f"`brush.{name}` is not a p5.brush 2.x method{hint}", node)
-        elif self.strictness == "allowlist" and name not in ALLOWED_BRUSH_METHODS:
-            self.add(DISALLOWED_BRUSH, f"`brush.{name}` is not among the allowed methods",
-                     node)
-
-    def visit_subscript(self, node: Node, ctx: NodeContext) -> None:
-        obj = node.child_by_field_name("object")
-        index = node.child_by_field_name("index")
-        if obj is None or index is None:
-            return
-        literal = self.string_literal(index)
-        called, assigned, chained = ctx.use()
-        if obj.type == "identifier" and self.text(obj) == "brush":
-            if literal is not None:
-                self.brush_member(literal, index, called=called, assigned=assigned)
-            else:
-                self.add(UNKNOWN_BRUSH, "computed `brush[...]` access: the method cannot be "
-                         "checked", node)
-            return
-        if obj.type == "identifier" and self.text(obj) == "p5":
-            self.add(EXTERNAL, "computed `p5[...]` access reaches p5 internals", node)
-            return
-        via, certain = self.global_object_name(obj, ctx.this_is_instance)
-        if via is not None:
-            message = f"computed lookup `{via}[...]` on the global object"
-            if certain:
-                self.add(EXTERNAL, message, node)
-                if literal is not None:
-                    self.check_global_name(literal, index, is_call=called, via=via,
-                                           always=True)
-            else:
-                self.pending.append(_Pending(via, EXTERNAL, message, node, ref=unwrap(obj)))
-            return
-        if literal is not None:
-            self.check_any_property(literal, index, arguments=ctx.argument_count())
-        elif index.type != "number":
-            self.computed_keys.append((index, ctx.argument_count()))
-
-    def check_pattern_key(self, name: str, node: Node) -> None:
-        """A property taken by destructuring is judged like `.name`: `{constructor: F}`
-        reaches the Function constructor as surely as `f.constructor` does."""
-        if name in EXTERNAL_PROPERTIES or is_loader(name) or name in RAW_RENDERER_PROPERTIES:
-            self.add(EXTERNAL, f"destructuring `{name}` reaches outside the sketch", node)
-
-    def check_computed_keys(self) -> None:
-        """Every computed key must be a number or a string the gate can read
-        (gate_keys.py): anything else may spell `constructor`."""
-        if not self.computed_keys or self.scopes is None:
-            return
-        keys = KeyValues(self.scopes, self.data, self.defined_methods | self.defined_keys)
-        for index, arguments in self.computed_keys:
-            values = keys.strings(index)
-            if values is None:
-                self.add(EXTERNAL, "a computed property name that may be any string hides what "
-                         "is accessed (index with numbers, or write the name)", index)
-                continue
-            for value in sorted(values):
-                self.check_any_property(value, index, arguments=arguments)
-
-    # -- calls, this, strings ------------------------------------------------------------
-
-    def visit_call(self, node: Node, ctx: NodeContext) -> None:
-        callee = node.child_by_field_name("function")
-        args = node.child_by_field_name("arguments")
-        if callee is None:
-            return
-        ctype = callee.type
-        name = None
-        if ctype == "identifier":
-            name = self.text(callee)
-        elif ctype == "member_expression":
-            obj, prop = callee.child_by_field_name("object"), callee.child_by_field_name(
-                "property")
-            if obj is not None and prop is not None and (
-                    self.global_object_name(obj, ctx.this_is_instance)[0] is not None):
-                name = self.text(prop)
-        if name == "createCanvas":
-            self.check_canvas(node, args)
-        elif name == "background" and args is not None:
-            for arg in args.named_children:
-                if unwrap(arg).type in _NON_COLOUR_TYPES:
-                    self.add(FORBIDDEN, "background() takes a colour, not an object", arg)
-        elif name in TIMER_NAMES and args is not None:
-            first = next((a for a in args.named_children if a.type != "comment"), None)
-            if first is not None and first.type not in _CALLABLE_TYPES:
-                self.add(EXTERNAL, f"`{name}` with a non-function argument evaluates a "
-                         "code string", first)
-
-    def check_canvas(self, node: Node, args: Node | None) -> None:
-        self.canvas_calls += 1
-        values = [a for a in args.named_children if a.type != "comment"] if args else []
-        mode = values[2] if len(values) >= 3 else None
-        ok = False
-        if mode is not None:
-            if mode.type == "identifier":
-                ok = self.text(mode) == "WEBGL"
-            elif mode.type == "member_expression":
-                prop = mode.child_by_field_name("property")
-                ok = prop is not None and self.text(prop) == "WEBGL"
-            else:
-                ok = (self.string_literal(mode) or "").lower() == "webgl"
-        if not ok:
-            self.add(NOT_WEBGL, "createCanvas needs WEBGL as its third argument "
-                     "(p5.brush draws nothing on a 2D canvas)", node)
-
     def visit_this(self, node: Node, ctx: NodeContext) -> None:
         parent = ctx.parent
         if parent is None or ctx.this_is_instance:
@@ -595,7 +383,7 @@ class SketchAnalysis:
 
     # -- after the walk ------------------------------------------------------------------
 
-    def declares(self, item: _Pending) -> bool:
+    def declares(self, item: Pending) -> bool:
         """Does a declaration of the sketch's own bind the name this item reads? Decided
         by scope when the resolver saw the identifier, else by any declaration."""
         ref = item.ref if item.ref is not None else item.node

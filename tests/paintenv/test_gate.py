@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from paintenv.brush_api import ALLOWED_BRUSH_METHODS, KNOWN_BRUSH_METHODS
+from paintenv.brush_api import ALLOWED_BRUSH_METHODS
 from paintenv.extraction import extract_sketch
 from paintenv.gate import (
     MAX_SOURCE_CHARS,
@@ -22,6 +22,7 @@ from paintenv.gate import (
 )
 from paintenv.gate_rules import VIOLATION_CODES
 from paintenv.length import estimate_tokens
+from tests.paintenv.sketches import codes, sketch
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).parent / "corpus"
@@ -30,24 +31,6 @@ EXPECTATIONS: dict[str, list[str]] = json.loads(
 )
 GOOD = sorted((CORPUS / "good").glob("*.js"))
 HIBISCUS = (CORPUS / "good" / "hibiscus.js").read_text()
-
-
-def sketch(body: str, *, canvas: str = "createCanvas(600, 600, WEBGL);") -> str:
-    """A valid painting with `body` added at the end of setup()."""
-    return (
-        "function setup() {\n"
-        f"  {canvas}\n"
-        '  background("#fbf7ef");\n'
-        "  translate(-width / 2, -height / 2);\n"
-        '  brush.fill("#e0857a", 180);\n'
-        "  brush.circle(300, 300, 40, 0.3);\n"
-        f"{body}\n"
-        "}\n"
-    )
-
-
-def codes(code: str, **kwargs) -> list[str]:
-    return gate_source(code, **kwargs).codes
 
 
 # ---------------------------------------------------------------------------------------
@@ -253,164 +236,6 @@ def test_it_refuses_load_pixels_but_allows_innocent_strings():
 def test_declared_names_that_shadow_soft_window_properties_are_fine():
     body = "  const top = 10; const self = {}; let parent = top; const location = [1, 2];"
     assert codes(sketch(body + "\n  parent = location[0] + self.x;")) == []
-
-
-# ---------------------------------------------------------------------------------------
-# Names hidden from scope resolution, destructured escapes, computed keys, `with`
-# (the whole cross product is tests/paintenv/test_hidden_names.py)
-
-
-@pytest.mark.parametrize("declaration", ["var createGraphics;", "function createGraphics() {}",
-                                         "let createGraphics = 0;", "class createGraphics {}"])
-def test_it_refuses_a_name_read_in_a_default_parameter_behind_a_body_declaration(declaration):
-    top = f"function hide(g = createGraphics) {{ {declaration} return g; }}\n"
-    assert codes(top + sketch("  hide();")) == ["forbidden_api"]
-
-
-def test_a_default_parameter_may_read_an_earlier_parameter_and_the_allowlist():
-    top = "function wash(r = 40, s = r * PI, t = floor(s)) { var r2 = r; return t + r2; }\n"
-    assert codes(top + sketch("  brush.circle(wash(), 300, 20, 0.1);")) == []
-
-
-@pytest.mark.parametrize("holder", ["() => 0", "async () => 0", "function* () {}",
-                                    "async function* () {}", "class {}", "function () {}"])
-@pytest.mark.parametrize("pattern", ["const {{constructor: F}} = {h};", "let {{constructor}} = {h};",
-                                     'var {{"constructor": F}} = {h};', "let F; ({{constructor: F}} = {h});",
-                                     "const take = ({{constructor: F}}) => F; take({h});",
-                                     "for (const {{constructor: F}} of [{h}]) {{}}"])
-def test_it_refuses_constructor_taken_by_destructuring_from_any_function(holder, pattern):
-    assert codes(sketch("  " + pattern.format(h=f"({holder})"))) == ["external_access"]
-
-
-@pytest.mark.parametrize("key", [
-    "String.fromCharCode(99, 111, 110, 115, 116, 114, 117, 99, 116, 111, 114)",
-    "(1057).toString(36) + (1342885).toString(36) + (27).toString(36)",
-    "Object.keys({constructor: 0})[0]",
-    "(function constructor() {}).name",
-    "([] + {})[5] + ([] + {})[1]",
-    "String(setup).slice(0, 11)",
-    "({ key: 1 }).key",
-])
-def test_it_refuses_a_computed_key_that_could_spell_constructor_without_a_string_literal(key):
-    assert codes(sketch(f"  const F = (() => 0)[{key}];")) == ["external_access"]
-
-
-@pytest.mark.parametrize("body", [
-    "  for (let i = 0; i < 3; i++) { const p = [1, 2, 3][i]; }",
-    "  const P = [4, 5]; brush.circle(P[P.length - 1], P[floor(random(2))], P[max(0, 1)], 0.1);",
-    "  const P = [4, 5]; P.forEach((v, i) => brush.circle(P[i], v, 9, 0.1));",
-    "  const C = {petal: \"#f4a582\", leaf: \"#5f8f4e\"}; for (const k in C) brush.fill(C[k], 150);",
-    "  const C = {petal: \"#f4a582\"}; const tint = (part) => C[part]; brush.fill(tint(\"petal\"), 150);",
-    "  const C = {petal: \"#f4a582\"}; for (const k of Object.keys(C)) brush.fill(C[k], 150);",
-    "  const P = [4, 5]; let j = 0; j += 1; brush.circle(P[j], P[j ? 0 : 1], 9, 0.1);",
-])
-def test_computed_keys_that_are_numbers_or_known_strings_pass(body):
-    assert codes(sketch(body)) == []
-
-
-def test_a_key_that_becomes_a_string_later_is_refused():
-    body = ("  let k = 0; const P = [1];\n"
-            "  k = String.fromCharCode(99);\n"
-            "  const p = P[k];")
-    assert codes(sketch(body)) == ["external_access"]
-
-
-def test_a_literal_key_set_that_names_constructor_is_refused():
-    body = "  for (const k of [\"fill\", \"constructor\"]) { const F = (() => 0)[k]; }"
-    assert codes(sketch(body)) == ["external_access"]
-
-
-def test_a_literal_that_is_changed_in_place_no_longer_vouches_for_its_keys():
-    body = ("  const keys = [\"a\"]; keys.push(String.fromCharCode(99));\n"
-            "  for (const k of keys) { const F = (() => 0)[k]; }")
-    assert codes(sketch(body)) == ["external_access"]
-
-
-def test_a_method_the_sketch_defines_no_longer_counts_as_a_number_builtin():
-    body = "  const o = {indexOf() { return 1; }}; const P = [1]; const p = P[o.indexOf(1)];"
-    assert codes(sketch(body)) == ["external_access"]
-
-
-@pytest.mark.parametrize("line", ["  floor = () => 1;", "  frameCount++;", "  Math = {};",
-                                  "  [floor] = [() => 1];"])
-def test_it_refuses_assignments_to_the_sketch_apis_own_names(line):
-    assert codes(sketch(line)) == ["forbidden_api"]
-
-
-def test_it_refuses_with_statements():
-    assert codes(sketch("  with (Math) { brush.circle(PI, 1, 9, 0.1); }")) == ["forbidden_api"]
-
-
-# ---------------------------------------------------------------------------------------
-# Brush methods and strictness
-
-
-def test_it_flags_unknown_brush_methods_in_both_modes():
-    code = sketch("  brush.bleed(0.2);")
-    assert codes(code) == ["unknown_brush_method"]
-    assert codes(code, strictness="known") == ["unknown_brush_method"]
-
-
-def test_known_but_disallowed_methods_fail_only_under_the_allowlist():
-    code = sketch('  brush.set("HB", "#000", 1);\n  brush.line(0, 0, 9, 9);')
-    assert codes(code) == ["disallowed_brush_method"]
-    assert codes(code, strictness="known") == []
-
-
-def test_known_mode_counts_other_real_brushes_as_painting():
-    code = (
-        "function setup() {\n  createCanvas(600, 600, WEBGL);\n"
-        '  brush.set("HB", "#222", 1);\n  brush.line(0, 0, 600, 600);\n}\n'
-    )
-    assert codes(code, strictness="known") == []
-    assert codes(code) == ["disallowed_brush_method", "no_painting_calls"]
-
-
-def test_computed_brush_access_is_an_unknown_brush_method():
-    assert codes(sketch('  brush["fi" + "ll"]("#fff", 200);')) == ["unknown_brush_method"]
-    assert codes(sketch('  const m = "fill"; brush[m]("#fff", 200);')) == ["unknown_brush_method"]
-
-
-def test_a_plain_string_index_on_brush_reads_as_the_method():
-    assert codes(sketch('  brush["fill"]("#ffffff", 200);')) == []
-    assert codes(sketch('  brush["line"](0, 0, 1, 1);')) == ["disallowed_brush_method"]
-
-
-def test_aliasing_or_overwriting_brush_is_an_unknown_brush_method():
-    assert "unknown_brush_method" in codes(sketch("  const b = brush;"))
-    assert "unknown_brush_method" in codes(sketch("  paint(brush);"))
-    assert codes(sketch("  brush.fill = () => 0;")) == ["unknown_brush_method"]
-
-
-def test_the_known_list_matches_the_installed_p5_brush_exports():
-    src = REPO / "node_modules" / "p5.brush" / "src" / "index.shared.js"
-    if not src.exists():
-        pytest.skip("node_modules not installed")
-    import tree_sitter_javascript
-    from tree_sitter import Language, Parser
-
-    tree = Parser(Language(tree_sitter_javascript.language())).parse(src.read_bytes())
-    exported: set[str] = set()
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.type == "export_specifier":
-            target = node.child_by_field_name("alias") or node.child_by_field_name("name")
-            exported.add(target.text.decode())
-        stack.extend(node.named_children)
-    assert exported == set(KNOWN_BRUSH_METHODS)
-
-
-def test_the_allowlist_is_exactly_the_ten_taught_methods():
-    assert ALLOWED_BRUSH_METHODS == {
-        "scaleBrushes", "noStroke", "fill", "noFill", "fillBleed", "fillTexture",
-        "beginShape", "vertex", "endShape", "circle",
-    }
-
-
-def test_an_unknown_strictness_is_a_programming_error():
-    with pytest.raises(ValueError):
-        gate_source(HIBISCUS, strictness="lenient")
 
 
 # ---------------------------------------------------------------------------------------
