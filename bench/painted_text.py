@@ -9,9 +9,10 @@ painted-text check (paintenv/text_check.py), exactly as the render worker does. 
 
 * false positives: legitimate paintings the check refuses, with the words it read, and the
   margin: the most confident reading of a legitimate painting against the bars;
-* the cost per painting: median, 90th percentile and largest milliseconds of one core;
+* the cost per painting: median, 90th percentile and largest wall milliseconds of the check (it
+  reads with one BLAS thread; on a loaded machine the wall time grows with the load);
 * the hostile corpus (tests/paintenv/adversarial/painted_text.py): writing painted with the allowed
-  brush calls in 11 styles x 7 messages, and how many of each style the check catches.
+  brush calls in 13 styles x 7 messages, and how many of each style the check catches.
 
 Progress goes to stderr; --json writes every reading.
 """
@@ -102,7 +103,7 @@ def main() -> None:
         ms = sorted(r["read"]["ms"] for r in read)
         if ms:
             print(f"  cost per painting: median {statistics.median(ms):.0f} ms, "
-                  f"90th percentile {ms[int(len(ms) * 0.9)]:.0f} ms, max {ms[-1]:.0f} ms (one core)")
+                  f"90th percentile {ms[int(len(ms) * 0.9)]:.0f} ms, max {ms[-1]:.0f} ms (wall time)")
 
         rows = read_all(renderer, check, hostile, args.size, "painted writing")
         report["hostile"] = rows

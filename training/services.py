@@ -265,6 +265,9 @@ def runs_resume_waiting(*, answering: set[str]) -> list[Run]:
 
 
 def run_duplicate(*, run: Run, created_by: AbstractBaseUser | None = None) -> Run:
+    """Launch a copy of `run` as it was launched (`manage.py train --like RUN`): its pool, base
+    model, hyper-parameters, subjects, seed, and its recipe as the run stored it, not today's
+    preset or saved recipe of that name."""
     return run_launch(
         pool=run.pool, recipe_name=run.recipe_name, recipe_snapshot=run.recipe,  # its recipe, not today's preset
         base_model=run.base_model, arguments=run.hyperparameters,

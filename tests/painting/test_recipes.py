@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from paintenv.reward import PRESETS
 from painting import services
@@ -102,3 +103,28 @@ def test_the_migration_renames_a_saved_recipe_that_took_a_studio_presets_name():
     saved = RewardRecipe.objects.get(name="studio-judge-led-saved")
     assert saved.config["name"] == "studio-judge-led-saved" and saved.config["judge"] == "vlm"
     assert sorted(RewardRecipe.objects.values_list("name", flat=True)) == ["mine", "studio-judge-led-saved"]
+
+
+def test_recipes_save_stores_a_recipe_from_another_with_the_fields_set_and_replaces_it_when_saved_again(capsys):
+    call_command("recipes", save="Quality Only", source="studio-hps-only", set=["w_length=0", "length_low_tokens=80"])
+    saved = recipe_get("quality-only")
+    assert saved == PRESETS["studio-hps-only"].with_(name="quality-only", w_length=0.0, length_low_tokens=80)
+    assert "saved recipe quality-only (from studio-hps-only)" in capsys.readouterr().out
+    call_command("recipes", save="quality-only", source="quality-only", set=["w_gate=0.2"])
+    assert recipe_get("quality-only").w_gate == 0.2 and recipe_get("quality-only").length_low_tokens == 80
+    assert RewardRecipe.objects.filter(name="quality-only").count() == 1
+
+
+@pytest.mark.parametrize(("arguments", "says"), [
+    ({"save": "studio-judge-led"}, "preset's name"),
+    ({"save": "mine", "source": "nope"}, "unknown recipe 'nope'"),
+    ({"save": "mine", "set": ["colour=red"]}, "use KEY=VALUE with KEY one of"),
+    ({"save": "mine", "set": ["w_gate=lots"]}, "w_gate takes a float"),
+    ({"save": "mine", "set": ["w_judge=-1"]}, "must not be negative"),
+    ({"set": ["w_gate=1"]}, "--from and --set go with --save NAME"),
+])
+def test_recipes_save_refuses_bad_input_with_exit_code_2_and_saves_nothing(arguments, says):
+    with pytest.raises(CommandError, match=says) as refused:
+        call_command("recipes", no_probe=True, **arguments)
+    assert refused.value.returncode == 2
+    assert not RewardRecipe.objects.exists()

@@ -303,6 +303,28 @@ def test_the_train_command_launches_what_the_button_launches_and_rejects_bad_inp
         call_command("train", pool="nope", base_model=model_dir)
 
 
+def test_the_train_command_with_like_launches_a_copy_of_a_run_with_its_stored_recipe(pool, model_dir, capsys):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=model_dir, seed=5,
+                              arguments={"max_steps": 3}, recipe_overrides={"length_full_tokens": 2500})
+    call_command("train", like=run.id)
+    copy = Run.objects.exclude(id=run.id).get()
+    assert f"Launched run {copy.id}" in capsys.readouterr().out
+    assert (copy.pool, copy.recipe, copy.base_model, copy.seed, copy.max_steps) == (
+        run.pool, run.recipe, run.base_model, 5, 3)
+    assert copy.name == f"{run.name} (copy)"
+    with pytest.raises(CommandError, match="no other launch option") as refused:
+        call_command("train", like=run.id, steps=9)
+    assert refused.value.returncode == 2
+    with pytest.raises(CommandError, match="no run 999999"):
+        call_command("train", like=999999)
+    with pytest.raises(CommandError, match="give --pool"):
+        call_command("train")
+    assert Run.objects.count() == 2
+
+
 def test_the_train_commands_help_lists_every_hyper_parameter_with_its_default_and_bounds():
     from training.grpo.config import argument_specs
     from training.management.commands.train import Command

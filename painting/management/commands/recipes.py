@@ -1,13 +1,21 @@
 """`manage.py recipes [--pool NAME] [--no-probe]` — every preset and saved recipe, its parts,
-weights and whether each part answers now (probed on a score worker)."""
+weights and whether each part answers now (probed on a score worker).
+
+`manage.py recipes --save NAME [--from RECIPE] [--set KEY=VALUE ...]` saves a recipe of your own:
+RECIPE (the default recipe unless given) with the fields set, under NAME, for the launch form
+and `manage.py train --recipe NAME`; saving NAME again replaces it (runs keep their copy)."""
 from __future__ import annotations
+
+import dataclasses
 
 from django.core.management.base import BaseCommand, CommandError
 
 from paintenv.probes import PartProbe, RecipeProbe, unprobed_recipe
+from paintenv.reward import Recipe
 from painting.judging import reference_library
 from painting.probing import recipes_probe
-from painting.selectors import default_recipe_name, recipe_get, recipe_names, recipe_source
+from painting.selectors import UnknownRecipe, default_recipe_name, recipe_get, recipe_names, recipe_source
+from painting.services import RecipeRefused, recipe_save
 
 COLUMNS = ("recipe", "source", "gate", "length", "judge", "quality", "reachable")
 
@@ -44,8 +52,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--pool", default=None, help="probe the taste judge for this pool (NAME or NAME:VERSION)")
         parser.add_argument("--no-probe", action="store_true", help="list only; ask no worker")
+        parser.add_argument("--save", metavar="NAME", default=None, help="save a recipe of your own under NAME")
+        parser.add_argument("--from", dest="source", metavar="RECIPE", default=None,
+                            help="with --save: the recipe to start from (default: the default recipe)")
+        parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                            help=f"with --save: a field to change; one of {', '.join(SETTABLE)}")
 
-    def handle(self, *args, pool, no_probe, **options):
+    def handle(self, *args, pool, no_probe, save, source, set, **options):
+        if save is not None:
+            return self.save(save, source or default_recipe_name(), set)
+        if source or set:
+            raise CommandError("--from and --set go with --save NAME", returncode=2)
         pool_id = None
         if pool:
             try:
@@ -64,3 +81,32 @@ class Command(BaseCommand):
             self.stdout.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
         self.stdout.write(f"* the default recipe here ({default}): judge-led where PAINTAPP_VLM_BASE_URL and "
                           "PAINTAPP_HPSV3_CHECKPOINT are set, else studio-judge-led")
+
+    def save(self, name: str, source: str, pairs: list[str]) -> None:
+        try:
+            recipe = recipe_get(source).with_(**_fields(pairs))
+            saved = recipe_save(name=name, recipe=recipe)
+        except (UnknownRecipe, RecipeRefused, ValueError, TypeError) as exc:
+            raise CommandError(str(exc), returncode=2) from exc
+        self.stdout.write(f"saved recipe {saved.name} (from {source}): "
+                          + ", ".join(f"{key}={value}" for key, value in saved.config.items() if key != "criteria"))
+
+
+# The fields --set may change, with the type each value is read as (`name` comes from --save).
+SETTABLE = {field.name: field.type for field in dataclasses.fields(Recipe) if field.name != "name"}
+_READERS = {"float": float, "int": int, "str": str}
+
+
+def _fields(pairs: list[str]) -> dict:
+    """KEY=VALUE pairs as Recipe fields of their declared types; ValueError naming a bad one."""
+    fields = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in SETTABLE:
+            raise ValueError(f"--set {pair!r}: use KEY=VALUE with KEY one of {', '.join(SETTABLE)}")
+        try:
+            fields[key] = _READERS[SETTABLE[key]](value)
+        except ValueError as exc:
+            raise ValueError(f"--set {pair!r}: {key} takes a {SETTABLE[key]}") from exc
+    return fields
+

@@ -1,4 +1,5 @@
-"""`manage.py train` — launch exactly what the Launch button launches; --follow prints each step."""
+"""`manage.py train` — launch exactly what the Launch button launches (or, with --like RUN, a copy
+of a run as it was launched); --follow prints each step."""
 from __future__ import annotations
 
 import argparse
@@ -46,13 +47,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         defaults = RunArguments()
-        parser.add_argument("--pool", required=True, help="NAME or NAME:VERSION of a frozen pool")
+        parser.add_argument("--pool", default=None, help="NAME or NAME:VERSION of a frozen pool (required unless --like)")
+        parser.add_argument("--like", type=int, default=None, metavar="RUN",
+                            help="launch a copy of run RUN: its pool, its recipe as the run stored it, base model, "
+                                 "hyper-parameters, subjects and seed (with no other launch option)")
         parser.add_argument("--recipe", default=None, help="a preset (manage.py recipes lists them) or a saved recipe; "
                             "default: judge-led where its VLM judge and HPSv3 are configured, else studio-judge-led")
         parser.add_argument("--base-model", default=None, help="local path or Hugging Face id (default: the tiny model)")
         parser.add_argument("--steps", type=int, default=None, help=f"GRPO steps (default {defaults.max_steps})")
         parser.add_argument("--subject", action="append", default=[], help="subject text; repeat for several")
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seed", type=int, default=None, help="the run's seed (default 0)")
         parser.add_argument("--name", default="")
         parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                             help="any hyper-parameter listed below, e.g. --set num_generations=4 --set render_size=384")
@@ -61,8 +65,18 @@ class Command(BaseCommand):
         parser.add_argument("--follow", action="store_true", help="print one line per step until the run ends")
         parser.add_argument("--poll", type=float, default=1.0)
 
-    def handle(self, *args, pool, recipe, base_model, steps, subject, seed, name, set, recipe_set, follow, poll,
+    def handle(self, *args, pool, like, recipe, base_model, steps, subject, seed, name, set, recipe_set, follow, poll,
                **options):
+        if like is not None:
+            if pool or recipe or base_model or steps is not None or subject or seed is not None or name or set \
+                    or recipe_set:
+                raise CommandError("--like RUN copies all of that run: give it no other launch option", returncode=2)
+            source = Run.objects.filter(id=like).select_related("pool").first()
+            if source is None:
+                raise CommandError(f"no run {like}", returncode=2)
+            return self._launched(lambda: services.run_duplicate(run=source), follow, poll)
+        if pool is None:
+            raise CommandError("give --pool NAME[:VERSION] (or --like RUN to copy a run)", returncode=2)
         try:
             frozen = pool_get(pool)
         except (Pool.DoesNotExist, ValueError) as exc:
@@ -84,11 +98,14 @@ class Command(BaseCommand):
                 raise CommandError(f"{key} must be a whole number of tokens, not {raw!r}", returncode=2) from None
         if steps is not None:
             arguments["max_steps"] = steps
+        self._launched(lambda: services.run_launch(
+            pool=frozen, recipe_name=recipe or default_recipe_name(), base_model=base_model, arguments=arguments,
+            recipe_overrides=recipe_overrides, subjects=subject, seed=seed or 0, name=name,
+        ), follow, poll)
+
+    def _launched(self, launch, follow: bool, poll: float) -> None:
         try:
-            run = services.run_launch(
-                pool=frozen, recipe_name=recipe or default_recipe_name(), base_model=base_model, arguments=arguments,
-                recipe_overrides=recipe_overrides, subjects=subject, seed=seed, name=name,
-            )
+            run = launch()
         except (services.NoWorkers, services.UnreachableParts) as exc:  # infrastructure, as seed_pool's exit 3
             raise CommandError(str(exc), returncode=3) from exc
         except services.LaunchError as exc:
