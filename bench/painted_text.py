@@ -1,4 +1,4 @@
-"""Painted text: does the check refuse legitimate paintings, and does it catch painted writing?
+"""JudgedSketch text: does the check refuse legitimate paintings, and does it catch painted writing?
 
     .venv/bin/python bench/painted_text.py [--pool 200] [--seed-sketches 100] [--size 600] [--json OUT]
 
@@ -111,7 +111,7 @@ def main() -> None:
         for row, case in zip(rows, TEXT_CASES):
             caught[case.style] += bool(row["read"] and row["read"]["legible"])
         total = sum(caught.values())
-        print(f"Painted writing ({len(TEXT_CASES)} paintings, {len(STYLES)} styles x "
+        print(f"JudgedSketch writing ({len(TEXT_CASES)} paintings, {len(STYLES)} styles x "
               f"{len(TEXT_CASES) // len(STYLES)} messages): {total} caught")
         per_style = len(TEXT_CASES) // len(STYLES)
         for style in STYLES:

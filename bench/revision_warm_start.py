@@ -31,7 +31,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "paintapp.settings")
 
 def _judge(reply: str, subject: str, *, renderer, seed: int, size: int, recipe, quality):
     from paintenv.feedback import Turn
-    from paintenv.painting import paint_reply
+    from paintenv.paint import paint_reply
     from paintenv.reward import combine
 
     painting = paint_reply(reply, renderer=renderer, seed=seed, size=size)

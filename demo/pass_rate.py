@@ -66,7 +66,7 @@ def sample_pass_rate(
     import torch
     from transformers import AutoTokenizer
 
-    from paintenv.painting import paint_reply
+    from paintenv.paint import paint_reply
     from paintenv.prompts import build_messages
 
     started = time.perf_counter()

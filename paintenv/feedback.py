@@ -37,7 +37,7 @@ from paintenv.extraction import KEEP_REPLY
 from paintenv.gate import GateVerdict
 from paintenv.image import BLANK_THRESHOLD, paint_fraction
 from paintenv.judges import JudgeResult, OrderVerdict, ReferenceVerdict
-from paintenv.painting import Painting
+from paintenv.paint import Painting
 from paintenv.quality.features import BALANCED_COVERAGE
 from paintenv.render_result import Render, RenderError
 from paintenv.reward import RewardBreakdown
@@ -92,7 +92,7 @@ _RUNTIME_WORDS = {
     CANVAS_TOO_LARGE: "Its canvas was larger than allowed",
     CANVAS_SWAPPED: "The canvas it painted on was not the one createCanvas made",
     PAINTED_TEXT: "The painting shows legible writing, which is refused: paint the subject, not words",
-    NONDETERMINISTIC: ("Painted twice with the same seed it came out different: a painting may depend on "
+    NONDETERMINISTIC: ("JudgedSketch twice with the same seed it came out different: a painting may depend on "
                        "randomSeed and noiseSeed only"),
 }
 

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from django.core.files.storage import default_storage
 
 from paintenv.determinism import compare_paintings
-from paintenv.painting import UNRENDERABLE, Painting, paint_reply
+from paintenv.paint import UNRENDERABLE, Painting, paint_reply
 from paintenv.renderer import Renderer
 from paintenv.reward import Recipe, combine
 from paintenv.sandbox import NONDETERMINISTIC, PAINTED_TEXT
@@ -82,7 +82,7 @@ class PaintJob:
 
 
 @dataclass
-class Painted:
+class JudgedSketch:
     """A job's outcome: the static verdict, the render and score results, and the reward."""
 
     job: PaintJob
@@ -114,7 +114,7 @@ class Painted:
 
 @dataclass
 class Batch:
-    paintings: list[Painted]
+    paintings: list[JudgedSketch]
     render_s: float = 0.0
     score_s: float = 0.0
     late_count: int = 0  # results that came back after their stage's deadline: not used
@@ -257,7 +257,7 @@ def paint_batch(
     executor = executor or Workers()
     report = progress or (lambda stage, done, total: None)
     painted = [
-        Painted(job=job, painting=None if job.reply is None else paint_reply(job.reply, renderer=None))
+        JudgedSketch(job=job, painting=None if job.reply is None else paint_reply(job.reply, renderer=None))
         for job in jobs
     ]
     failures: dict[int, str] = {}

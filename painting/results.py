@@ -10,7 +10,7 @@ from typing import Any, NotRequired, TypedDict
 
 
 class RenderResult(TypedDict):
-    """`render_sketch`'s result: `paintenv.painting.Painting.to_dict()` plus where the PNG is."""
+    """`render_sketch`'s result: `paintenv.paint.Painting.to_dict()` plus where the PNG is."""
 
     passed: bool
     violations: list[str]  # the verdict codes (paintenv/sandbox.py), gate and render together

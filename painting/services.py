@@ -13,7 +13,7 @@ from django.utils.text import slugify
 
 from paintapp.lib.storage import sha256_hex, store_content_addressed
 from paintenv.judges import judge_against_references
-from paintenv.painting import paint_source
+from paintenv.paint import paint_source
 from paintenv.probes import RecipeProbe, probe_recipe
 from paintenv.render_config import RendererConfig
 from paintenv.renderer import Renderer, get_renderer

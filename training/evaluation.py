@@ -24,7 +24,7 @@ from paintenv.extraction import is_keep_reply, reply_text
 from paintenv.feedback import revision_messages
 from paintenv.prompts import build_messages, make_subject
 from paintenv.reward import Recipe
-from painting.pipeline import Batch, Executor, Painted, PaintJob, paint_batch, render_seed
+from painting.pipeline import Batch, Executor, JudgedSketch, PaintJob, paint_batch, render_seed
 from training.grpo.config import RunArguments
 from training.grpo.feedback_images import PaintingEncoder, painting_encoder, stacked
 from training.grpo.model_loading import text_tokenizer
@@ -156,7 +156,7 @@ def _evaluate_turns(run: Run, model, processing_class, replies: dict[str, list[s
     samples = [(subject, i) for subject, sampled in replies.items() for i in range(len(sampled))]
     reply = {sample: replies[sample[0]][sample[1]] for sample in samples}
     chat = {sample: build_messages(make_subject(sample[0])) for sample in samples}
-    chains: dict[tuple[str, int], list[Painted]] = {sample: [] for sample in samples}  # each turn's painting
+    chains: dict[tuple[str, int], list[JudgedSketch]] = {sample: [] for sample in samples}  # each turn's painting
     late = {subject: 0 for subject in replies}
     going = samples
     for turn in range(1, args.turns + 1):
@@ -196,7 +196,7 @@ def _evaluate_turns(run: Run, model, processing_class, replies: dict[str, list[s
     return _store(run, per_subject, references, started, turns=args.turns)
 
 
-def _turn_rewards(chain: list[Painted], turns: int) -> list[float | None]:
+def _turn_rewards(chain: list[JudgedSketch], turns: int) -> list[float | None]:
     """A sample's reward at each of the run's turns: a chain ended by None is None from then on,
     and one ended by KEEP keeps its final painting's reward (that painting stands)."""
     rewards = [painted.reward for painted in chain]
@@ -225,7 +225,7 @@ def _paint(run: Run, samples: list[tuple[str, int, str]], references: tuple[int,
     return batches
 
 
-def _subject_figures(paintings: list[Painted], rewards: list[float | None], late: int = 0) -> dict:
+def _subject_figures(paintings: list[JudgedSketch], rewards: list[float | None], late: int = 0) -> dict:
     """One subject's figures from its samples' (final) paintings and rewards."""
     valid = [r for r in rewards if r is not None]
     samples = len(paintings)

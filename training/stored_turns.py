@@ -27,7 +27,7 @@ from typing import Any
 from django.core.files.storage import default_storage
 
 from paintenv.feedback import Turn, feedback_text, revision_messages, turn_from_records
-from paintenv.painting import paint_reply, paint_source
+from paintenv.paint import paint_reply, paint_source
 from paintenv.prompts import build_messages, make_subject
 from paintenv.sandbox import RUNTIME_CODES
 from training.models import Revision, Rollout, RolloutTurn

@@ -59,7 +59,7 @@ from paintenv.reward import DEFAULT_STUDIO_PRESET, PRESETS, Recipe, combine
 from paintenv.seedgen import SeedSketch, generate
 
 if TYPE_CHECKING:
-    from paintenv.painting import Painting
+    from paintenv.paint import Painting
     from paintenv.renderer import Renderer
 
 __all__ = [
@@ -218,7 +218,7 @@ def revision_examples(drafts: Sequence[Revision], *, renderer: Renderer | None =
     does not show its flaw (a render that timed out on a busy machine, say) is left out.
     With `scoring` the feedback also has the judge and reward sections (RevisionScoring).
     """
-    from paintenv.painting import paint_reply
+    from paintenv.paint import paint_reply
     from paintenv.prompts import build_messages, make_subject
 
     with contextlib.ExitStack() as stack:

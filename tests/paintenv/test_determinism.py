@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from paintenv.determinism import TOLERANCE_LEVELS, TOLERANCE_SHARE, compare_paintings
-from paintenv.painting import paint_source
+from paintenv.paint import paint_source
 from paintenv.render_config import RendererConfig, chromium_args
 from paintenv.renderer import Renderer
 from paintenv.sandbox import NONDETERMINISTIC

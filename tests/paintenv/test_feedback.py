@@ -20,7 +20,7 @@ from paintenv.feedback import (
 )
 from paintenv.gate import gate_source
 from paintenv.judges import JudgeResult, OrderVerdict, ReferenceVerdict
-from paintenv.painting import Painting, paint_reply, paint_source
+from paintenv.paint import Painting, paint_reply, paint_source
 from paintenv.prompts import build_messages
 from paintenv.reward import PRESETS, combine
 from paintenv.seedgen import generate

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from paintenv.painting import paint_source
+from paintenv.paint import paint_source
 from paintenv.render_result import RenderUnavailable
 from paintenv.sandbox import PAINTED_TEXT
 from paintenv.text_check import TextCheck, TextCheckUnavailable, masks

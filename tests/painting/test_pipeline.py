@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from paintenv.painting import paint_reply
+from paintenv.paint import paint_reply
 from paintenv.render_config import RendererConfig
 from paintenv.renderer import Renderer
 from paintenv.reward import PRESETS
@@ -14,7 +14,7 @@ from painting.pipeline import (
     RENDER_ONLY,
     Batch,
     InProcess,
-    Painted,
+    JudgedSketch,
     PaintJob,
     Workers,
     _determinism_sample,
@@ -124,7 +124,7 @@ def test_a_render_back_after_the_deadline_is_counted_late_and_not_used(start_wor
 
 def test_a_batch_is_lost_when_nothing_the_workers_had_to_judge_came_back():
     def painted(reward, sketch=GOOD):
-        return Painted(job=PaintJob(reply=sketch, prompt="x"), painting=paint_reply(sketch, renderer=None), reward=reward)
+        return JudgedSketch(job=PaintJob(reply=sketch, prompt="x"), painting=paint_reply(sketch, renderer=None), reward=reward)
 
     assert Batch([painted(None), painted(None)]).lost
     assert Batch([painted(None), painted(0.0, BARE_RECT)]).lost, "gate refusals alone, all 0, teach nothing"

@@ -16,7 +16,7 @@ from paintenv.feedback import feedback_text, turn_from_records
 from paintenv.gate import gate_source
 from paintenv.image import paint_fraction
 from paintenv.length import length_score
-from paintenv.painting import Painting
+from paintenv.paint import Painting
 from paintenv.reward import PRESETS
 from tests.curation.factories import png_bytes
 from training import metrics as keys

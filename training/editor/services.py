@@ -42,7 +42,7 @@ from curation.services import reference_create
 from paintapp.celery import app as celery_app
 from paintenv.extraction import is_keep_reply, reply_text
 from paintenv.gate import MAX_SOURCE_CHARS, gate_reply, gate_source
-from paintenv.painting import UNRENDERABLE
+from paintenv.paint import UNRENDERABLE
 from paintenv.sandbox import BLANK_CANVAS
 from painting import fanout
 from painting.pipeline import reward_of

@@ -28,7 +28,7 @@ from paintapp.lib.workers import answering_queues
 from paintenv.extraction import reply_text
 from paintenv.features import cached_image_features, mean_pairwise_distance
 from paintenv.reward import Recipe
-from painting.pipeline import Batch, Executor, Painted, PaintJob, paint_batch, render_seed, stage_queues
+from painting.pipeline import Batch, Executor, JudgedSketch, PaintJob, paint_batch, render_seed, stage_queues
 from training import metrics as keys
 from training.grpo import together
 from training.grpo.pausing import WorkersMissing
@@ -193,7 +193,7 @@ class PaintingReward:
     def begin_turns(self, step: int) -> None:
         self.turn_figures = {"late": 0, "render_s": 0.0, "score_s": 0.0}
 
-    def paint_turn(self, step: int, share: int, items: list[tuple[int, str, str]]) -> list[Painted]:
+    def paint_turn(self, step: int, share: int, items: list[tuple[int, str, str]]) -> list[JudgedSketch]:
         """Gate, render and score one turn's sketches, `items` = (index in this process's
         `share` of the step, subject, reply), as one batch: in a multi-process run the main
         process judges every process's items together, so the step's indices, render seeds,
@@ -202,7 +202,7 @@ class PaintingReward:
             return self._paint_turn(step, items)
         shares = together.gather((share, items))
 
-        def judge_all() -> tuple[list[list[Painted]], tuple[int, str] | None]:
+        def judge_all() -> tuple[list[list[JudgedSketch]], tuple[int, str] | None]:
             offsets = [sum(size for size, _ in shares[:r]) for r in range(len(shares))]
             every = [(offset + i, subject, reply) for offset, (_, its) in zip(offsets, shares, strict=True)
                      for i, subject, reply in its]
@@ -221,7 +221,7 @@ class PaintingReward:
             raise WorkersMissing(step=missing[0], queue=missing[1])
         return per_share[together.rank()]
 
-    def _paint_turn(self, step: int, items: list[tuple[int, str, str]]) -> list[Painted]:
+    def _paint_turn(self, step: int, items: list[tuple[int, str, str]]) -> list[JudgedSketch]:
         if not items:
             return []
         indices, subjects, replies = (list(column) for column in zip(*items, strict=True))
@@ -358,7 +358,7 @@ class PaintingReward:
             log.exception("could not store the failed rollouts of step %s", step)
 
 
-def _painted_fields(painted: Painted) -> dict:
+def _painted_fields(painted: JudgedSketch) -> dict:
     """What a Rollout and a RolloutTurn row both keep of one painted sketch."""
     render, score = painted.render or {}, painted.score or {}
     return {

@@ -50,7 +50,7 @@ from typing import Any
 from paintenv.extraction import is_keep_reply, reply_text
 from paintenv.feedback import feedback_text, revision_messages, turn_from_records
 from paintenv.prompts import build_messages, make_subject
-from painting.pipeline import Painted, render_png
+from painting.pipeline import JudgedSketch, render_png
 from training.grpo import together
 from training.grpo.feedback_images import FEEDBACK_IMAGES, EncodedPainting, PaintingEncoder, stacked
 
@@ -64,7 +64,7 @@ class TurnOutcome:
     it was given next ("" on the last turn, and on a kept one, which ends its chain)."""
 
     reply: str
-    painted: Painted
+    painted: JudgedSketch
     feedback: str = ""
     kept: bool = False  # the reply was KEEP: `painted` is the turn before's painting, which stands
 
@@ -74,14 +74,14 @@ class TurnOutcome:
         return self.painted.reward
 
 
-def turn_feedback(painted: Painted) -> str:
+def turn_feedback(painted: JudgedSketch) -> str:
     """What the model is told about one painted sketch (the same text the editor gives)."""
     return feedback_text(turn_from_records(
         painted.painting, render=painted.render, score=painted.score, reward=painted.reward, parts=painted.parts,
     ))
 
 
-def painting_png(painted: Painted) -> bytes | None:
+def painting_png(painted: JudgedSketch) -> bytes | None:
     """The PNG a turn's sketch painted (a blank canvas too: that is worth seeing), or None
     when nothing was rendered."""
     return render_png(painted.render or {})
@@ -180,7 +180,7 @@ class RevisionRollout:
             out[FEEDBACK_IMAGES] = shown
         return out
 
-    def _encoded(self, painted: Painted) -> EncodedPainting | None:
+    def _encoded(self, painted: JudgedSketch) -> EncodedPainting | None:
         if self.paintings is None:
             return None
         png = painting_png(painted)

@@ -16,7 +16,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from paintenv.painting import Painting, paint_reply
+from paintenv.paint import Painting, paint_reply
 from paintenv.render_result import RenderUnavailable
 from paintenv.renderer import Renderer
 from painting.judging import reference_library

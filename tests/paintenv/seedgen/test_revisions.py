@@ -8,7 +8,7 @@ from paintenv import seedgen
 from paintenv.extraction import KEEP_REPLY, is_keep_reply
 from paintenv.feedback import REVISE_INSTRUCTION, Turn, feedback_text, revision_messages
 from paintenv.gate import gate_reply
-from paintenv.painting import paint_reply
+from paintenv.paint import paint_reply
 from paintenv.prompts import build_messages, make_subject
 from paintenv.reward import DEFAULT_STUDIO_PRESET, PRESETS, combine
 from paintenv.seedgen.revisions import (

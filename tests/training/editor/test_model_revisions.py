@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from paintenv.feedback import feedback_text, revision_messages, turn_from_records
 from paintenv.gate import gate_reply
-from paintenv.painting import paint_reply, paint_source
+from paintenv.paint import paint_reply, paint_source
 from paintenv.prompts import build_messages, make_subject
 from tests.curation.factories import make_pool
 from tests.training.factories import (

@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 
 from paintenv.feedback import REVISE_INSTRUCTION, revision_messages
-from paintenv.painting import paint_reply
+from paintenv.paint import paint_reply
 from paintenv.render_config import RendererConfig
 from paintenv.renderer import Renderer
 from paintenv.reward import PRESETS
-from painting.pipeline import InProcess, Painted, PaintJob
+from painting.pipeline import InProcess, JudgedSketch, PaintJob
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST
 from tests.training.factories import BARE_RECT, GOOD
@@ -137,13 +137,13 @@ def test_a_rollouts_reward_is_its_final_painting_plus_the_weighted_gain_and_none
     assert rollout_reward([], gain_weight=0.0) is None
 
 
-def painted(code: str, reward: float | None) -> Painted:
+def painted(code: str, reward: float | None) -> JudgedSketch:
     """A turn's outcome as the pipeline gives it: the real gate's verdict on `code`, and a
     render (passed) only for a sketch the gate let through."""
     reply = f"```js\n{code}```"
     painting = paint_reply(reply, renderer=None)
     render = {"passed": True, "paint_fraction": 0.3} if painting.gate.passed else None
-    return Painted(job=PaintJob(reply=reply, prompt="a peach hibiscus"), painting=painting, render=render, reward=reward)
+    return JudgedSketch(job=PaintJob(reply=reply, prompt="a peach hibiscus"), painting=painting, render=render, reward=reward)
 
 
 def chain(*turns: tuple[str, float | None]) -> list[TurnOutcome]:
