@@ -163,13 +163,13 @@ def pool_detail(request, name: str, version: int):
 def _graders_context(pool: Pool) -> dict:
     """Who graded the pool and, when several did, their agreement on its members (their
     current grades), linked to the agreement page."""
-    graders = selectors.pool_graders(pool)
-    names = [grader.username for grader in graders]
+    who = selectors.pool_graders(pool)  # not `graders` (view_params.graders, every grader)
+    names = [grader.username for grader in who]
     left_out = pool.consensus.get("left_out", {})  # jsonb keeps no key order: shown in LEFT_OUT's
     # An imported consensus pool names curators of the studio that made it, who are not this
     # studio's users (a namesake here is someone else): their agreement cannot be computed here.
     imported = pool.is_consensus and set(names) != {user.get_username() for user in pool.graders.all()}
-    context = {"pool_graders": graders, "consensus_imported": imported,
+    context = {"pool_graders": who, "consensus_imported": imported,
                "consensus_left_out": [(text, left_out.get(reason, 0)) for reason, text in LEFT_OUT.items()]}
     if len(names) > 1 and not imported:
         scope = selectors.agreement_input(pool=pool, curators=names)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from demo.tiny_model import read_model_info
-from demo.tiny_model import torch_threads as limit_torch_threads
+from demo.tiny_model import torch_threads as limit_torch_threads  # its own argument is `torch_threads`
 from paintenv.prompts import SUBJECTS
 from training.grpo.model_loading import architecture
 

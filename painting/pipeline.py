@@ -37,7 +37,6 @@ from paintenv.reward import Recipe, combine
 from paintenv.sandbox import NONDETERMINISTIC, PAINTED_TEXT
 from paintenv.text_check import TextCheckUnavailable, get_text_check
 from painting import fanout, services
-from painting.fanout import LateResult
 from painting.results import GivenPainting, RenderResult, ScoreResult
 from painting.tasks import render_sketch, score_painting
 
@@ -333,7 +332,7 @@ def _stage(name: str, run, indices: list[int], calls: list[dict], deadline_s: fl
             results.append((i, None if isinstance(outcome, Exception) else outcome))
         elif isinstance(outcome, Exception):
             failures[i] = f"{name}: {type(outcome).__name__}: {outcome}"[:500]
-            if isinstance(outcome, LateResult):
+            if isinstance(outcome, fanout.LateResult):
                 late.append(i)
         else:
             results.append((i, outcome))

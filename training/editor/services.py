@@ -66,7 +66,7 @@ TIME_LIMIT_ERRORS = ("SoftTimeLimitExceeded", "TimeLimitExceeded")
 # revise task's soft time limit; its hard one is HARD_LIMIT_GRACE_S later).
 MODEL_WRITE_LIMIT_S = 600.0
 # Sending: a broker that does not answer within about a second fails the revision at once.
-SEND_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5}
+EDITOR_SEND_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5}
 # The task "Ask the model to revise" queues (routed to `train` in paintapp/celery.py).
 REVISE_TASK = "training.tasks.revise_with_model"
 
@@ -157,7 +157,7 @@ def _render_start(revision: Revision, *, wait_s: float) -> None:
     call = {"code": revision.code, **kwargs}
     revision_id = revision.id
     transaction.on_commit(lambda: _enqueue(revision_id, "render_task_id", task_id, lambda: fanout.submit(
-        "render", [call], wait_s=wait_s, task_ids=[task_id], retry_policy=SEND_RETRY_POLICY, **limits)))
+        "render", [call], wait_s=wait_s, task_ids=[task_id], retry_policy=EDITOR_SEND_RETRY, **limits)))
 
 
 # --- the model's revisions ------------------------------------------------------------------
@@ -185,7 +185,7 @@ def revision_ask_model(
         )
         task = celery_app.signature(REVISE_TASK, args=[revision.id])
         transaction.on_commit(lambda: _enqueue(revision.id, "write_task_id", task_id, lambda: task.apply_async(
-            task_id=task_id, expires=wait_s, retry=True, retry_policy=SEND_RETRY_POLICY, **limits)))
+            task_id=task_id, expires=wait_s, retry=True, retry_policy=EDITOR_SEND_RETRY, **limits)))
     revision.refresh_from_db()
     return revision
 
@@ -249,7 +249,7 @@ def revision_score(*, revision: Revision, wait_s: float = WORKER_WAIT_S) -> Revi
         }
         call = {"png_path": locked.png, **kwargs}
         transaction.on_commit(lambda: _enqueue(locked.id, "score_task_id", task_id, lambda: fanout.submit(
-            "score", [call], wait_s=wait_s, task_ids=[task_id], retry_policy=SEND_RETRY_POLICY)))
+            "score", [call], wait_s=wait_s, task_ids=[task_id], retry_policy=EDITOR_SEND_RETRY)))
     revision.refresh_from_db()
     return revision
 
