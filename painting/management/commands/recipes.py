@@ -89,7 +89,7 @@ class Command(BaseCommand):
         except (UnknownRecipe, RecipeRefused, ValueError, TypeError) as exc:
             raise CommandError(str(exc), returncode=2) from exc
         self.stdout.write(f"saved recipe {saved.name} (from {source}): "
-                          + ", ".join(f"{key}={value}" for key, value in saved.config.items() if key != "criteria"))
+                          + ", ".join(f"{key}={value}" for key, value in saved.config.items() if key not in ("name", "criteria")))
 
 
 # The fields --set may change, with the type each value is read as (`name` comes from --save).
