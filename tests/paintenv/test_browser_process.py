@@ -6,6 +6,7 @@ import subprocess
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import psutil
 import pytest
@@ -118,6 +119,13 @@ def test_a_process_not_below_ours_has_no_driver():
 
 @pytest.mark.browser
 def test_killing_the_driver_fails_a_playwright_call_that_would_wait_forever():
+    # Its own thread: the session `chromium` fixture may already hold a sync Playwright in this
+    # thread, and Playwright refuses a second one inside that one's event loop.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(_kill_the_driver_under_a_call_that_waits_forever).result()
+
+
+def _kill_the_driver_under_a_call_that_waits_forever():
     from django.conf import settings
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
