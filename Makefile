@@ -29,10 +29,11 @@ define install_venv
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -r $(1)
 	$(PIP) install -q --no-deps -r requirements-tracking.txt
+	$(PIP) install -q --no-deps -r requirements-openenv.txt
 	$(PIP) install -q --no-deps --no-build-isolation -e .
 endef
 
-$(VENV)/.installed: requirements.txt requirements-tracking.txt pyproject.toml
+$(VENV)/.installed: requirements.txt requirements-tracking.txt requirements-openenv.txt pyproject.toml
 	$(call install_venv,requirements.txt)
 	@touch $@
 
@@ -41,7 +42,7 @@ $(VENV)/.installed: requirements.txt requirements-tracking.txt pyproject.toml
 # requirements.txt, so `make test` / `make demo` there do not reinstall.
 setup-gpu: system-deps $(VENV)/.installed-gpu node_modules/.installed
 
-$(VENV)/.installed-gpu: requirements-gpu.txt requirements.txt requirements-tracking.txt pyproject.toml
+$(VENV)/.installed-gpu: requirements-gpu.txt requirements.txt requirements-tracking.txt requirements-openenv.txt pyproject.toml
 	$(call install_venv,requirements-gpu.txt)
 	@touch $@ $(VENV)/.installed
 

@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "painting",
     "curation",
     "training",
+    "serving",
     "demo",
 ]
 
@@ -254,6 +255,17 @@ EDITOR_RENDER_DEADLINE_S = env.float("EDITOR_RENDER_DEADLINE_S", 20.0, validate=
 DETERMINISM_EVERY = env.int("PAINTAPP_DETERMINISM_EVERY", 8, validate=validate.Range(min=0))
 EDITOR_PREVIEW_BUDGET_S = env.float("EDITOR_PREVIEW_BUDGET_S", 5.0, validate=validate.Range(min=0.5))
 MODELS_DIR = env.path("PAINTAPP_MODELS_DIR", BASE_DIR / "models")
+
+# --- The OpenEnv server (manage.py serve_env) --------------------------------------------
+# A deployment's own bearer token, beside the tokens curators create and revoke in the studio
+# (Runs → Environment tokens); empty: only those. Without a valid token no episode is played.
+ENV_TOKEN = env.str("PAINTAPP_ENV_TOKEN", "")
+# A session whose socket carried nothing for this long is closed (the client reconnects).
+ENV_IDLE_S = env.float("PAINTAPP_ENV_IDLE_S", 600.0, validate=validate.Range(min=0.1))
+ENV_MAX_SESSIONS = env.int("PAINTAPP_ENV_MAX_SESSIONS", 64, validate=validate.Range(min=1))
+# The longest reply an action may carry (characters): the published model's replies stay under
+# 20k; a policy that rambles past this is refused with an error, not scored.
+ENV_MAX_RESPONSE_CHARS = env.int("PAINTAPP_ENV_MAX_RESPONSE_CHARS", 100_000, validate=validate.Range(min=1000))
 
 # --- Logging ---------------------------------------------------------------------------
 LOGGING = {

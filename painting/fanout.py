@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ SEND_RETRY_POLICY = {"max_retries": 30, "interval_start": 0, "interval_step": 0.
 FINISHED = frozenset({states.SUCCESS, states.FAILURE, states.REVOKED})
 UNKNOWN = "UNKNOWN"  # the result backend did not answer
 POLL_S = 0.05
+CANCEL_CHECK_S = 0.25  # how often a cancellable wait looks at its cancel flag
 
 
 @dataclass(frozen=True)
@@ -100,30 +102,49 @@ def poll(handle: Handle) -> Polled:
         return Polled(UNKNOWN, exc)
 
 
+class Cancelled(RuntimeError):
+    """A task whose waiter went away (an environment client that disconnected mid-step):
+    revoked like one past its deadline, and never a reward."""
+
+
 def collect(handles: Sequence[Handle], *, deadline_s: float, progress: Callable[[int], None],
-            settle_s: float = 2.0) -> list[Any]:
+            settle_s: float = 2.0, cancel: threading.Event | None = None) -> list[Any]:
     """Wait for `handles` until `deadline_s` from now: each task's return value, or the
     exception it failed with (a dead worker, RenderUnavailable, a broker down), or — for those
     not back by then, which are given up — GivenUp, or LateResult when one came back anyway.
-    `progress(n)` after each of the first n comes back."""
+    `progress(n)` after each of the first n comes back. Once `cancel` is set, what is not back
+    is given up at once, as Cancelled."""
     deadline = time.monotonic() + deadline_s
     outcomes: list[Any] = []
     pending: list[int] = []
     for index, handle in enumerate(handles):
         result = handle.result
-        remaining = deadline - time.monotonic()
         try:
-            if remaining <= 0 and not result.ready():
-                raise ResultTimeout()
-            # Waiting on subtasks from inside a task (the trainer, evaluation) is intended:
-            # they run on other queues, so they cannot deadlock the waiting worker.
-            outcomes.append(result.get(timeout=max(remaining, 0.001), disable_sync_subtasks=False, propagate=True))
+            while True:
+                remaining = deadline - time.monotonic()
+                if (remaining <= 0 or (cancel is not None and cancel.is_set())) and not result.ready():
+                    raise ResultTimeout()
+                # Waiting on subtasks from inside a task (the trainer, evaluation) is intended:
+                # they run on other queues, so they cannot deadlock the waiting worker. With a
+                # `cancel` to watch, the wait is cut in slices of CANCEL_CHECK_S.
+                wait = max(remaining, 0.001) if cancel is None else min(max(remaining, 0.001), CANCEL_CHECK_S)
+                try:
+                    outcomes.append(result.get(timeout=wait, disable_sync_subtasks=False, propagate=True))
+                    break
+                except ResultTimeout:
+                    if cancel is None or time.monotonic() >= deadline:
+                        raise
         except ResultTimeout:
             outcomes.append(None)
             pending.append(index)
         except Exception as exc:  # noqa: BLE001 - dead worker, RenderUnavailable, broker down
             outcomes.append(exc)
         progress(len(outcomes))
+    if pending and cancel is not None and cancel.is_set():
+        give_up([handles[i] for i in pending], settle_s=0.0)
+        for index in pending:
+            outcomes[index] = Cancelled("its waiter went away; revoked")
+        return outcomes
     if pending:
         came_back = give_up([handles[i] for i in pending], settle_s=settle_s)
         for index, late in zip(pending, came_back):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -181,8 +182,9 @@ class Workers:
     after it took 11 s instead of 2-4 s in tests/painting/test_pipeline.py, against the minute
     the sketch could have kept)."""
 
-    def __init__(self, *, settle_s: float = 2.0):
+    def __init__(self, *, settle_s: float = 2.0, cancel: threading.Event | None = None):
         self.settle_s = settle_s
+        self.cancel = cancel  # set: stop waiting, revoke what is not back (an environment client left)
 
     def render(self, calls, *, deadline_s, progress):
         return self._fan_out("render", calls, deadline_s, progress)
@@ -194,7 +196,8 @@ class Workers:
 
     def _fan_out(self, stage: str, calls, deadline_s, progress) -> list[Any]:
         handles = fanout.submit(stage, calls, wait_s=deadline_s)
-        return fanout.collect(handles, deadline_s=deadline_s, progress=progress, settle_s=self.settle_s)
+        return fanout.collect(handles, deadline_s=deadline_s, progress=progress, settle_s=self.settle_s,
+                              cancel=self.cancel)
 
 
 class InProcess:

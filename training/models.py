@@ -28,6 +28,9 @@ class Run(models.Model):
         INTERRUPTED = "interrupted", "Interrupted"
         # Paused with a checkpoint because no render or score worker answered.
         WAITING = "waiting", "Waiting for workers"
+        # Trained by a script elsewhere against the studio's OpenEnv server (serving/): the
+        # studio records its episodes; it has no trainer here to stop or resume.
+        EXTERNAL = "external", "Trained elsewhere"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING, Status.STOPPING)
     RESUMABLE = (Status.STOPPED, Status.FAILED, Status.INTERRUPTED, Status.WAITING)
@@ -52,6 +55,8 @@ class Run(models.Model):
     attempts = models.PositiveIntegerField(default=0, help_text="deliveries of the current train task")
     waiting_for = models.CharField(max_length=200, blank=True, help_text="what a waiting run waits for")
     eval_result = models.JSONField(null=True, blank=True)
+    fed_by = models.CharField(max_length=120, blank=True,
+                              help_text="trained elsewhere: the name of the environment token its episodes came with")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="runs")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -84,6 +89,10 @@ class Run(models.Model):
         return Path(self.output_dir) / ADAPTER_DIR if self.output_dir else None
 
     @property
+    def trained_elsewhere(self) -> bool:
+        return self.status == self.Status.EXTERNAL
+
+    @property
     def is_active(self) -> bool:
         return self.status in self.ACTIVE
 
@@ -100,11 +109,17 @@ class Step(models.Model):
     reward_mean = models.FloatField(null=True)
     reward_std = models.FloatField(null=True)
     metrics = models.JSONField(default=dict)
+    reset_seed = models.BigIntegerField(
+        null=True, blank=True, help_text="trained elsewhere: the reset seed whose episodes make this step")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["run", "step"]
-        constraints = [models.UniqueConstraint(fields=["run", "step"], name="one_row_per_step")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "step"], name="one_row_per_step"),
+            models.UniqueConstraint(fields=["run", "reset_seed"], condition=models.Q(reset_seed__isnull=False),
+                                    name="one_step_per_reset_seed"),
+        ]
 
 
 class Rollout(models.Model):

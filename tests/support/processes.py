@@ -2,7 +2,10 @@
 for the servers tests start."""
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
 
 import psutil
 
@@ -25,3 +28,16 @@ def still_running(processes: list[psutil.Process], timeout: float = 5.0) -> list
         except psutil.NoSuchProcess:
             pass
     return running
+
+
+def stop_group(process: subprocess.Popen | None, *, grace_s: float = 20.0) -> None:
+    """SIGTERM a process started in a session of its own, and its whole group; SIGKILL what is
+    left after `grace_s`."""
+    if process is None or process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)

@@ -18,6 +18,7 @@ from pathlib import Path
 import psutil
 
 from paintapp.celery import app
+from tests.support.processes import stop_group
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,12 +46,7 @@ class CeleryProcess:
             self.process.wait(timeout=10)
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_group(self.process)
 
 
 @dataclass(kw_only=True)

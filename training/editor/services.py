@@ -171,6 +171,9 @@ def revision_ask_model(
     `writing`, whose chat is the one the trainer gives at turn 2 (the prompt, the sketch's
     reply, the feedback on how it came out), sent to the train worker, which samples the
     run's latest adapter and then renders the sketch like a curator's edit. Returns at once."""
+    if rollout.run.trained_elsewhere:
+        raise EditorError("This run was trained elsewhere: the studio has no model of it to ask. Edit the code "
+                          "yourself, or ask the trainer's owner.", status=409)
     if source is not None and source.is_pending:
         raise EditorError(f"Revision {source.id} is still {source.get_status_display().lower()}: ask the model "
                           "once it has come out, so it can be told how.", status=409)

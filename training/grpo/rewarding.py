@@ -158,7 +158,8 @@ class PaintingReward:
         if missing:
             raise WorkersMissing(step=step, queue=missing[0])  # its rollouts are stored: the page shows why
         record = StepRecord(step=step, rollouts=n, started_at=t_start)
-        record.metrics = self._metrics(rows, rewards, generation_s, render_s, score_s, time.monotonic() - t_start)
+        record.metrics = step_metrics(rows, rewards, generation_s=generation_s, render_s=render_s, score_s=score_s,
+                                      reward_s=time.monotonic() - t_start)
         record.metrics[keys.LATE_COUNT] = float(late)
         if chains is not None:
             record.metrics.update(revision_metrics(chains))
@@ -245,7 +246,7 @@ class PaintingReward:
                 run=self.run, step=step, group=i // G, position=i % G, subject=subjects[i][:120],
                 prompt=prompt_text(prompts[i]), reply=replies[i], reward=rewards[i],
                 reference_ids=list(painted.job.reference_ids),
-                **{**_painted_fields(painted), "failure": painted.failure or _chain_failure(chains[i] if chains else None)},
+                **{**painted_fields(painted), "failure": painted.failure or _chain_failure(chains[i] if chains else None)},
                 turns=len(chains[i]) if chains else 1,
             ))
 
@@ -304,44 +305,6 @@ class PaintingReward:
     def _stop_requested(self) -> bool:
         return Run.objects.filter(id=self.run.id, stop_requested=True).exists()
 
-    def _metrics(self, rows, rewards, generation_s, render_s, score_s, reward_s) -> dict[str, float]:
-        n = len(rows)
-        valid = [r for r in rewards if r is not None]
-        violations = Counter(code for row in rows for code in row.violations)
-        fractions = [row.paint_fraction for row in rows if row.paint_fraction is not None]
-        metrics = {
-            keys.GATE_PASS_RATE: sum(1 for row in rows if row.passed) / n if n else 0.0,
-            keys.NONE_COUNT: float(sum(1 for r in rewards if r is None)),
-            keys.LOW_COUNT: float(sum(1 for r in valid if r < keys.LOW_REWARD)),
-            keys.PAINT_FRACTION: fmean(fractions) if fractions else 0.0,
-            keys.GENERATION_S: generation_s,
-            keys.RENDER_S: render_s,
-            keys.SCORE_S: score_s,
-            keys.REWARD_S: reward_s,
-            keys.DIVERSITY: self._diversity(rows),
-        }
-        for part, key in keys.PART.items():
-            values = [row.parts.get(part) for row in rows if row.passed and row.parts.get(part) is not None]
-            if values:
-                metrics[key] = fmean(values)
-        if valid:
-            metrics[keys.REWARD_VALID_STD] = pstdev(valid)
-        for code, count in violations.items():
-            metrics[keys.violation(code)] = float(count)
-        return metrics
-
-    def _diversity(self, rows) -> float:
-        """Mean pairwise feature distance of the group's paintings (style collapse shows as a fall)."""
-        features = []
-        for row in rows:
-            if row.png:
-                try:
-                    with default_storage.open(row.png, "rb") as fh:
-                        features.append(cached_image_features(fh.read()))
-                except OSError:
-                    continue
-        return mean_pairwise_distance(features)
-
     def _store_failure(self, step, prompts, completions, subjects, message: str) -> None:
         G = self.args.num_generations
         subjects = list(subjects) if subjects is not None else [prompt_text(p) for p in prompts]
@@ -358,7 +321,50 @@ class PaintingReward:
             log.exception("could not store the failed rollouts of step %s", step)
 
 
-def _painted_fields(painted: JudgedSketch) -> dict:
+def step_metrics(rows: list[Rollout], rewards: list[float | None], *, generation_s: float, render_s: float,
+                 score_s: float, reward_s: float) -> dict[str, float]:
+    """Our figures of one step's rollouts (training/metrics.py names them): the trainer's step,
+    and a step of a run trained elsewhere (serving/), which the same curves draw."""
+    n = len(rows)
+    valid = [r for r in rewards if r is not None]
+    violations = Counter(code for row in rows for code in row.violations)
+    fractions = [row.paint_fraction for row in rows if row.paint_fraction is not None]
+    metrics = {
+        keys.GATE_PASS_RATE: sum(1 for row in rows if row.passed) / n if n else 0.0,
+        keys.NONE_COUNT: float(sum(1 for r in rewards if r is None)),
+        keys.LOW_COUNT: float(sum(1 for r in valid if r < keys.LOW_REWARD)),
+        keys.PAINT_FRACTION: fmean(fractions) if fractions else 0.0,
+        keys.GENERATION_S: generation_s,
+        keys.RENDER_S: render_s,
+        keys.SCORE_S: score_s,
+        keys.REWARD_S: reward_s,
+        keys.DIVERSITY: diversity(rows),
+    }
+    for part, key in keys.PART.items():
+        values = [row.parts.get(part) for row in rows if row.passed and row.parts.get(part) is not None]
+        if values:
+            metrics[key] = fmean(values)
+    if valid:
+        metrics[keys.REWARD_VALID_STD] = pstdev(valid)
+    for code, count in violations.items():
+        metrics[keys.violation(code)] = float(count)
+    return metrics
+
+
+def diversity(rows: list[Rollout]) -> float:
+    """Mean pairwise feature distance of the step's paintings (style collapse shows as a fall)."""
+    features = []
+    for row in rows:
+        if row.png:
+            try:
+                with default_storage.open(row.png, "rb") as fh:
+                    features.append(cached_image_features(fh.read()))
+            except OSError:
+                continue
+    return mean_pairwise_distance(features)
+
+
+def painted_fields(painted: JudgedSketch) -> dict:
     """What a Rollout and a RolloutTurn row both keep of one painted sketch."""
     render, score = painted.render or {}, painted.score or {}
     return {
@@ -372,7 +378,7 @@ def _painted_fields(painted: JudgedSketch) -> dict:
 
 def _turn_row(rollout: Rollout, number: int, outcome: TurnOutcome) -> RolloutTurn:
     return RolloutTurn(rollout=rollout, turn=number, reply=outcome.reply, reward=outcome.reward,
-                       feedback=outcome.feedback, kept=outcome.kept, **_painted_fields(outcome.painted))
+                       feedback=outcome.feedback, kept=outcome.kept, **painted_fields(outcome.painted))
 
 
 def _chain_failure(chain: list[TurnOutcome] | None) -> str:
