@@ -176,8 +176,9 @@ def run_launch(
     if problem := tracking_problem(args.report_to):
         raise LaunchError(problem)
     _check_generation(args)
-    _check_workers(recipe)  # it asks the workers (a second with the Redis broker)
-    _check_parts(recipe, pool)  # last: a score worker probes the parts
+    if not args.environment_url:  # a remote environment judges with its own workers and parts
+        _check_workers(recipe)  # it asks the workers (a second with the Redis broker)
+        _check_parts(recipe, pool)  # last: a score worker probes the parts
     subjects = [s.strip() for s in (subjects or []) if s and s.strip()] or [SUBJECTS[0].text]
     with transaction.atomic():
         run = Run.objects.create(

@@ -214,6 +214,16 @@ class RunArguments:
         "", help="an accelerate config file on the train worker's machine (e.g. DeepSpeed ZeRO): the run is "
                  "started with accelerate launch --config_file, even with one process",
     )
+    environment_url: str = argument(
+        "", label="OpenEnv environment URL", on_form=True,
+        help="take rewards from a remote OpenEnv environment (another studio's manage.py serve_env, or the published "
+             "environment's Space) instead of the studio's own render and score workers; empty: the studio's",
+    )
+    environment_token_env: str = argument(
+        "PAINTAPP_REMOTE_ENV_TOKEN", label="Token variable",
+        help="the train worker's environment variable that holds the remote environment's bearer token (the secret "
+             "itself is never stored with the run)",
+    )
 
     def __post_init__(self) -> None:
         errors = self.problems()
@@ -242,6 +252,10 @@ class RunArguments:
                 problems.append(str(exc))
         if self.generation == "vllm-server" and not self.vllm_server_base_url.startswith(("http://", "https://")):
             problems.append("vllm_server_base_url must be an http:// or https:// URL for the vllm-server generation")
+        if self.environment_url and not self.environment_url.startswith(("http://", "https://", "ws://", "wss://")):
+            problems.append("environment_url must be an http(s):// or ws(s):// URL of an OpenEnv environment")
+        if self.environment_url and self.turns > 1:
+            problems.append("a remote environment plays its own revision turns (serve_env --revisions): keep turns 1")
         if self.lora_target_experts and self.lora_dropout:  # PEFT refuses it on a parameter
             problems.append("lora_target_experts needs lora_dropout 0: LoRA on the experts' parameters has no dropout")
         return problems

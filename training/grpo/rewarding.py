@@ -32,6 +32,7 @@ from painting.pipeline import Batch, Executor, JudgedSketch, PaintJob, paint_bat
 from training import metrics as keys
 from training.grpo import together
 from training.grpo.pausing import WorkersMissing
+from training.grpo.remote import MARGIN_S, RemoteEnvironment
 from training.grpo.turns import REVISION_CHAIN, TurnOutcome, rollout_reward
 from training.models import Rollout, RolloutTurn, Run
 
@@ -78,6 +79,10 @@ class PaintingReward:
         self.step_started_at: float = time.monotonic()
         self._references: dict[tuple[int, int], list[int]] = {}
         self.turn_figures = {"late": 0, "render_s": 0.0, "score_s": 0.0}
+        self.remote = RemoteEnvironment(
+            self.args.environment_url, token_env=self.args.environment_token_env, run_name=run.name,
+            timeout_s=self.args.render_deadline_s + self.args.score_deadline_s + MARGIN_S,
+        ) if self.args.environment_url else None
 
     # TRL calls this; keep the signature permissive (it passes dataset columns and helpers).
     def __call__(self, prompts, completions, **kwargs) -> list[float | None]:
@@ -171,9 +176,12 @@ class PaintingReward:
         every turn."""
         G = self.args.num_generations
         indices = list(range(len(replies))) if indices is None else indices
+        # A remote environment takes the seed as its reset seed: one per group, so it judges
+        # the whole group on one draw of references.
         return [
-            PaintJob(reply=reply, prompt=subject, seed=render_seed(self.run.seed, step, i),
-                     reference_ids=tuple(self._group_references(step, i // G)))
+            PaintJob(reply=reply, prompt=subject,
+                     seed=render_seed(self.run.seed, step, i if self.remote is None else i // G * G),
+                     reference_ids=tuple(self._group_references(step, i // G)) if self.remote is None else ())
             for i, subject, reply in zip(indices, subjects, replies, strict=True)
         ]
 
@@ -269,6 +277,8 @@ class PaintingReward:
 
     def _judge(self, jobs: list[PaintJob]) -> tuple[Batch, int, list[str]]:
         """(the batch, its late results, the queues still missing when it was lost twice)."""
+        if self.remote is not None:  # its workers are the remote's: nothing here to wait for
+            return self.remote.judge(jobs), 0, []
         batch = self._paint(jobs)
         late = batch.late_count
         if not batch.lost:
