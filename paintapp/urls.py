@@ -13,6 +13,7 @@ urlpatterns = [
     path("system/", include("system.urls")),
     path("pools/", include("curation.urls")),
     path("runs/", include("training.urls")),
+    path("environment/", include("serving.urls")),
 ]
 if settings.DEBUG:
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)

@@ -24,7 +24,7 @@ def argument_field(spec: ArgumentSpec) -> forms.Field:
         return forms.IntegerField(min_value=spec.min, max_value=spec.max, **common)
     if spec.kind is float:
         return forms.FloatField(min_value=spec.min, max_value=spec.max, **common)
-    return forms.CharField(**common)
+    return forms.CharField(required=spec.default != "", **common)  # "" is a value (e.g. no environment_url)
 
 
 class LaunchForm(forms.Form):

@@ -71,11 +71,12 @@ CHARTS = (
      "turns": True},
     {"id": "chart-paint", "title": "Paint fraction (share of the canvas painted)", "series": [PAINT_FRACTION]},
     {"id": "chart-diversity", "title": "Diversity (mean pairwise feature distance)", "series": [DIVERSITY]},
-    {"id": "chart-length", "title": "Completion length (tokens)", "series": [MEAN_LENGTH]},
-    {"id": "chart-optim", "title": "Loss, KL, grad norm", "series": [LOSS, KL, GRAD_NORM]},
-    {"id": "chart-lr", "title": "Learning rate", "series": [LEARNING_RATE]},
+    # The trainer's own figures ("trainer": a run trained elsewhere logs them where it trains).
+    {"id": "chart-length", "title": "Completion length (tokens)", "series": [MEAN_LENGTH], "trainer": True},
+    {"id": "chart-optim", "title": "Loss, KL, grad norm", "series": [LOSS, KL, GRAD_NORM], "trainer": True},
+    {"id": "chart-lr", "title": "Learning rate", "series": [LEARNING_RATE], "trainer": True},
     {"id": "chart-time", "title": "Seconds per step", "series": [GENERATION_S, RENDER_S, SCORE_S, UPDATE_S],
-     "stacked": True},
+     "stacked": True, "trainer": True},
 )
 CHART_KEYS = tuple(dict.fromkeys(
     key for chart in CHARTS for key in (*chart["series"], *([chart["band"]] if "band" in chart else []))
@@ -83,9 +84,11 @@ CHART_KEYS = tuple(dict.fromkeys(
 
 
 
-def charts(*, turns: int) -> tuple[dict, ...]:
-    """The charts a run's page draws: the revision chart only for runs with revision turns."""
-    return tuple(chart for chart in CHARTS if turns > 1 or not chart.get("turns"))
+def charts(*, turns: int, trained_here: bool = True) -> tuple[dict, ...]:
+    """The charts a run's page draws: the revision chart only for runs with revision turns, the
+    trainer's own figures only for runs the studio trains."""
+    return tuple(chart for chart in CHARTS
+                 if (turns > 1 or not chart.get("turns")) and (trained_here or not chart.get("trainer")))
 
 
 # For templates: `{{ step.metrics|get_item:keys.gate_pass_rate }}`.

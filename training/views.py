@@ -84,7 +84,7 @@ def run_detail(request, run_id: int):
         "run": run,
         "arguments": arguments,
         "keys": keys.TEMPLATE_KEYS,
-        "charts": keys.charts(turns=arguments.turns),
+        "charts": keys.charts(turns=arguments.turns, trained_here=not run.trained_elsewhere),
         "steps": list(selectors.run_steps(run))[-50:],
         "rollouts": selectors.latest_rollouts(run),
         "compared": compared,

@@ -15,6 +15,7 @@ from openenv import GenericEnvClient
 
 from paintapp.celery import app
 from tests.serving.conftest import bearer
+from tests.support.processes import run_coroutine
 from tests.support.runs import wait_for
 from training.grpo.config import RunArguments
 from training.models import Rollout, RolloutTurn, Run, Step
@@ -98,7 +99,7 @@ def test_a_group_of_eight_sent_at_once_shares_one_draw_and_lands_in_one_step(wor
     async def group():
         return await asyncio.gather(*(episode() for _ in range(8)))
 
-    played = asyncio.run(group())
+    played = run_coroutine(group())
     assert len({(task["subject"], tuple(task["reference_ids"])) for task, _ in played}) == 1
     assert all(reward is not None and reward > 0.05 for _, reward in played)
     run = Run.objects.get()
@@ -122,7 +123,7 @@ def test_a_client_that_drops_mid_step_leaves_no_render_running_and_nothing_store
             await ws.send(json.dumps({"type": "step", "data": {"response": fenced(LOOPING)}}))
             await asyncio.to_thread(wait_for, active_renders, 30, "the render to start")
 
-    asyncio.run(drop_mid_step())
+    run_coroutine(drop_mid_step())
     dropped = time.monotonic()
     wait_for(lambda: not active_renders(), 30, "the render to be revoked")
     assert time.monotonic() - dropped < 30  # the sketch alone would have run for RENDER_TIMEOUT_S = 60 s

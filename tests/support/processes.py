@@ -2,10 +2,12 @@
 for the servers tests start."""
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import psutil
 
@@ -41,3 +43,10 @@ def stop_group(process: subprocess.Popen | None, *, grace_s: float = 20.0) -> No
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
+
+
+def run_coroutine(coroutine):
+    """asyncio.run in a thread of its own: a session's sync Playwright (the `chromium` fixture)
+    keeps an event loop running in the test's thread, where asyncio.run is refused."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
