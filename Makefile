@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 export DJANGO_SETTINGS_MODULE ?= paintapp.settings
 
-.PHONY: help setup setup-gpu system-deps services demo test test-fast serve workers worker-train worker-render worker-score trl-vllm-server beat vlm-server bench lint clean
+.PHONY: help setup setup-gpu system-deps services demo test test-fast serve workers worker-train worker-render worker-score trl-vllm-server beat vlm-server env-server bench lint clean
 
 help:
 	@echo "make demo    set everything up and run the studio on http://127.0.0.1:8000"
@@ -101,6 +101,11 @@ trl-vllm-server:
 # score worker (its schedule file is var/celerybeat-schedule).
 beat:
 	$(VENV)/bin/celery -A paintapp beat --loglevel=INFO
+
+# A frozen pool as an OpenEnv environment on port 8010 (docs/openenv.md): make env-server POOL=hibiscus:3
+ENV_RECIPE ?= studio-judge-led
+env-server:
+	$(PY) manage.py serve_env --pool $(POOL) --recipe $(ENV_RECIPE) --port 8010
 
 # The published VLM judge (Qwen3-VL-30B-A3B-Instruct) served by vLLM on a GPU box, on port 8001
 # (PAINTAPP_VLM_BASE_URL=http://127.0.0.1:8001/v1); says how to install vllm where it is missing.

@@ -1,7 +1,7 @@
 """One pipeline from sketch to reward: gate -> render fan-out -> score fan-out -> combine.
 
-The trainer's reward, evaluation, seeding the reference pool, `paint score` and the rollout
-editor all judge a sketch here, so they agree on everything that decides a reward:
+The trainer's reward, evaluation, seeding the reference pool, `paint score`, the rollout
+editor and the OpenEnv server (serving/) all judge a sketch here, so they agree on everything that decides a reward:
 
 - **Seeding.** A render's seed is `render_seed(run_seed, step, index)`; evaluation renders as
   step 0, which no training step is.

@@ -99,3 +99,16 @@ def test_the_train_image_installs_the_gpu_requirements_with_their_dependencies()
     stage = DOCKERFILE.read_text().split("AS worker-train", 1)[1]
     assert "COPY requirements-gpu.txt" in stage and "pip install -r requirements-gpu.txt" in stage
     assert "--no-deps" not in stage
+
+
+def test_the_env_server_is_an_opt_in_profile_that_names_its_pool():
+    served = compose_config({"SECRET_KEY": "s" * 60, "ENV_POOL": "hibiscus:3", "COMPOSE_PROFILES": "env"})
+    assert served.returncode == 0, served.stderr
+    env_server = served.stdout.split("  env-server:")[1]
+    assert "target: env-server" in env_server and "ENV_POOL: hibiscus:3" in env_server and "8010" in env_server
+    assert re.search(r"profiles:\n\s+- env\n", env_server)  # `up` leaves it out unless --profile env
+    assert compose_config({"SECRET_KEY": "s" * 60}).returncode == 0  # no ENV_POOL needed without it
+
+
+def test_the_image_installs_openenv_without_its_dependencies():
+    assert "pip install --no-deps -r requirements-openenv.txt" in DOCKERFILE.read_text()
