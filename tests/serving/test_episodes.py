@@ -14,8 +14,10 @@ from django.urls import reverse
 from openenv import GenericEnvClient
 
 from paintapp.celery import app
+from paintenv.reward import PRESETS
+from painting.services import recipe_save
 from tests.serving.conftest import bearer
-from tests.support.processes import run_coroutine
+from tests.support.processes import free_port, run_coroutine
 from tests.support.runs import wait_for
 from training.grpo.config import RunArguments
 from training.models import Rollout, RolloutTurn, Run, Step
@@ -83,6 +85,8 @@ def test_a_good_sketch_is_scored_with_every_field_and_the_studio_keeps_it_as_a_r
     assert reverse("training:stop", args=[run.id]) not in page and reverse("training:resume", args=[run.id]) not in page
     gallery = client.get(reverse("training:gallery", args=[run.id])).content.decode()
     assert reverse("training:rollout-image", args=[run.id, good.id]) in gallery
+    rollout_page = client.get(reverse("training:rollout", args=[run.id, good.id])).content.decode()
+    assert "hibiscus" in rollout_page.lower() and 'id="ask-model-button"' not in rollout_page
     image = client.get(reverse("training:rollout-image", args=[run.id, good.id]))
     assert b"".join(image.streaming_content if image.streaming else [image.content])[:4] == b"\x89PNG"
 
@@ -168,3 +172,21 @@ def test_with_revisions_a_step_returns_the_critique_and_the_next_step_revises_th
     assert rollout.turns == 2 and rollout.passed
     assert rollout.reward == pytest.approx(second.reward + weight * (second.reward - first.reward))
     assert list(RolloutTurn.objects.filter(rollout=rollout).values_list("turn", "passed")) == [(1, False), (2, True)]
+
+
+def test_a_judge_that_does_not_answer_sets_judged_false_and_gives_no_reward_never_zero(
+        start_worker, worker_env, serve, token):
+    worker_env.update(RENDER_TIMEOUT_S="60", PAINTAPP_VLM_BASE_URL=f"http://127.0.0.1:{free_port()}/v1")  # nothing there
+    start_worker("render")
+    start_worker("score")
+    recipe_save(name="vlm-judge-led", recipe=PRESETS["studio-judge-led"].with_(judge="vlm"))
+    server = serve(recipe="vlm-judge-led")
+    with GenericEnvClient(base_url=server.url, headers=bearer(token), message_timeout_s=300).sync() as env:
+        env.reset(seed=61)
+        result = env.step({"response": fenced(GOOD)})
+    seen = result.observation
+    assert result.reward is None and seen["gate_passed"] and not seen["render_unavailable"]
+    assert not seen["judged"] and seen["judge_score"] is None and seen["judge_weight"] == 0.6
+    assert seen["quality_scored"] and seen["quality_score"] is not None  # the scorer answered
+    assert seen["breakdown"]["unavailable"] == ["judge: no reference could be judged"]
+    assert Rollout.objects.get().reward is None
