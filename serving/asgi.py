@@ -22,6 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from django.db import close_old_connections
 from openenv.core.env_server import ConcurrencyConfig, create_fastapi_app
@@ -156,9 +157,12 @@ class Connection:
 
 
 def build_app(served: Served, *, idle_s: float, max_sessions: int) -> EnvGuard:
-    """openenv's FastAPI app serving `served`, behind EnvGuard."""
+    """openenv's FastAPI app serving `served`, behind EnvGuard. Steps wait on the workers in a
+    pool with a thread for every session (asyncio's default pool has cpu + 4, which would queue a
+    GRPO group of 8 on a small box); each thread keeps a database connection."""
+    threads = ThreadPoolExecutor(max_workers=max_sessions, thread_name_prefix="episode")
     app = create_fastapi_app(
-        lambda: StudioEnvironment(served), PaintingAction, PaintingObservation,
+        lambda: StudioEnvironment(served, threads), PaintingAction, PaintingObservation,
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions),
         env_name="paint-with-code-studio", state_cls=PaintingState, mode="production",
     )

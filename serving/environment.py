@@ -24,6 +24,7 @@ import base64
 import random
 import threading
 import uuid
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,9 +131,10 @@ class Episode:
 class StudioEnvironment(Environment[PaintingAction, PaintingObservation, PaintingState]):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, served: Served):
+    def __init__(self, served: Served, threads: Executor | None = None):
         super().__init__()
         self.served = served
+        self.threads = threads  # where steps wait on the workers: one thread a session (None: asyncio's default)
         self.episode: Episode | None = None
         self._state = PaintingState()
 
@@ -140,12 +142,13 @@ class StudioEnvironment(Environment[PaintingAction, PaintingObservation, Paintin
     # cancelled await (the client went away) tells that thread to revoke what it sent.
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> PaintingObservation:
         token = current_token()
-        return await asyncio.to_thread(self._reset, seed, episode_id, token, kwargs)
+        return await asyncio.get_running_loop().run_in_executor(
+            self.threads, lambda: self._reset(seed, episode_id, token, kwargs))
 
     async def step_async(self, action: PaintingAction, timeout_s: float | None = None, **kwargs: Any) -> PaintingObservation:
         cancel = threading.Event()
         try:
-            return await asyncio.to_thread(self._step, action, cancel)
+            return await asyncio.get_running_loop().run_in_executor(self.threads, lambda: self._step(action, cancel))
         except asyncio.CancelledError:
             cancel.set()
             raise
@@ -191,8 +194,10 @@ class StudioEnvironment(Environment[PaintingAction, PaintingObservation, Paintin
     def _subject(self, subject: Any, seed: int) -> str:
         if subject is None or subject == "":
             return random.Random(f"subject/{seed}").choice(self.served.subjects())
-        if not isinstance(subject, str) or len(subject) > MAX_SUBJECT_CHARS:
-            raise ValueError(f"subject must be text of at most {MAX_SUBJECT_CHARS} characters")
+        # The subject reaches the judge's prompt: one line of plain text, so a client cannot
+        # write the judge a message of its own below it.
+        if not isinstance(subject, str) or len(subject) > MAX_SUBJECT_CHARS or not subject.isprintable():
+            raise ValueError(f"subject must be one line of text of at most {MAX_SUBJECT_CHARS} characters")
         return " ".join(subject.split())
 
     def _references(self, references: Any, seed: int) -> list[int]:
