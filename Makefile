@@ -77,7 +77,7 @@ test-fast: setup services
 	$(PYTEST) -m "not slow"
 
 worker-train:
-	$(VENV)/bin/celery -A paintapp worker -Q train -c 1 -n train@%h --loglevel=INFO
+	$(VENV)/bin/celery -A paintapp worker -Q train -c 1 -n train@%h --loglevel=INFO --max-tasks-per-child=1
 
 worker-render:
 	$(VENV)/bin/celery -A paintapp worker -Q render -c $${RENDER_CONCURRENCY:-2} -n render@%h --loglevel=INFO --max-tasks-per-child=200

@@ -53,3 +53,17 @@ def _store_results_across_broker_restarts(conf=None, **_kwargs) -> None:
     """A worker retries storing a result while Redis restarts (the waits are in settings). Not
     the web process: a page reading a result must fail fast, never wait a minute."""
     conf.result_backend_always_retry = True
+
+
+@celeryd_init.connect
+def _train_each_task_in_a_fresh_process(conf=None, options=None, **_kwargs) -> None:
+    """A worker that consumes `train` runs each task in a new child process, however it was
+    started (make, the Procfile, compose, the smoke script, a hand-typed command): vLLM does not
+    give back an in-process engine's GPU memory when it is deleted, and CUDA, NCCL and
+    torch.compile keep state per process, so a second run (a resume, the next backend of the
+    smoke script) in the same child would start on the first one's leftovers."""
+    queues = (options or {}).get("queues") or []
+    if isinstance(queues, str):
+        queues = queues.split(",")
+    if "train" in [queue.strip() for queue in queues]:
+        conf.worker_max_tasks_per_child = 1

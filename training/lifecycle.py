@@ -15,6 +15,8 @@ the run's end (finished, stopped, paused, failed) is written.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import traceback
 from collections.abc import Callable
@@ -85,6 +87,7 @@ def run_delivery_begin(*, run_id: int, task_id: str, resume: bool, now: datetime
             return Delivery(train=False, status=Run.Status.STOPPED)
         Run.objects.filter(id=run.id).update(
             status=Run.Status.RUNNING, attempts=attempts, heartbeat_at=now, started_at=run.started_at or now,
+            trainer=f"{socket.gethostname()}:{os.getpid()}",
         )
     return Delivery(train=True, resume=resume or redelivered)
 

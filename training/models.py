@@ -52,6 +52,8 @@ class Run(models.Model):
     resumed_from = models.CharField(max_length=500, blank=True, help_text="checkpoint of the last resume")
     checkpoint_step = models.PositiveIntegerField(null=True, blank=True, help_text="step of the last complete checkpoint")
     heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="last sign of life of the trainer")
+    trainer = models.CharField(max_length=200, blank=True,
+                               help_text="host:pid of the process training the current delivery")
     attempts = models.PositiveIntegerField(default=0, help_text="deliveries of the current train task")
     waiting_for = models.CharField(max_length=200, blank=True, help_text="what a waiting run waits for")
     eval_result = models.JSONField(null=True, blank=True)

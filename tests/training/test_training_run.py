@@ -80,6 +80,18 @@ def test_a_run_generating_with_transformers_continuous_batching_takes_its_steps_
     assert (Path(run.output_dir) / "adapter" / "adapter_model.safetensors").exists()
 
 
+def test_two_runs_in_a_row_on_one_train_worker_each_train_in_a_fresh_process(workers, pool, tiny_model):
+    import psutil
+
+    launch = dict(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model, arguments=MECHANICS | {"max_steps": 1})
+    first, second = services.run_launch(**launch), services.run_launch(**launch)
+    first, second = wait_until_ended(first), wait_until_ended(second)
+    assert (first.status, second.status) == ("finished", "finished"), (first.error, second.error)
+    first_pid, second_pid = (int(run.trainer.rsplit(":", 1)[1]) for run in (first, second))
+    assert first_pid != second_pid and workers["train"].process.pid not in (first_pid, second_pid)
+    assert not psutil.pid_exists(first_pid) or psutil.Process(first_pid).status() == psutil.STATUS_ZOMBIE
+
+
 def test_stop_ends_the_run_after_a_step_and_resume_continues_without_duplicates(workers, pool, tiny_model):
     run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model, arguments=MECHANICS | {"max_steps": 4})
     wait_for(lambda: Step.objects.filter(run=run).exists(), 300, "the first step")
