@@ -91,11 +91,14 @@ worker-score:
 	$(VENV)/bin/celery -A paintapp worker -Q score -c $(SCORE_PROCESSES) -n score@%h --loglevel=INFO
 
 # The vLLM server of runs launched with generation=vllm-server (GPU box, vllm installed): TRL's
-# own server on 8002, since 8000 is the studio's. MODEL is the run's base model; the server and
-# the trainer share one GPU unless CUDA_VISIBLE_DEVICES gives each its own.
+# own server on 8002, since 8000 is the studio's. MODEL is the run's base model. It needs a GPU
+# of its own (NCCL refuses two ranks on one device): VLLM_GPUS picks it (default the last of
+# two). It listens on 127.0.0.1 unless VLLM_SERVER_HOST says otherwise: its weight-update
+# endpoints are open to whoever reaches it.
 trl-vllm-server:
-	$(VENV)/bin/trl vllm-serve --model "$${MODEL:?set MODEL=the run's base model}" --port 8002 \
-		--gpu_memory_utilization $${VLLM_GPU_MEMORY_UTILIZATION:-0.5}
+	CUDA_VISIBLE_DEVICES=$${VLLM_GPUS:-1} $(VENV)/bin/trl vllm-serve --model "$${MODEL:?set MODEL=the run's base model}" \
+		--host $${VLLM_SERVER_HOST:-127.0.0.1} --port 8002 --gpu_memory_utilization $${VLLM_GPU_MEMORY_UTILIZATION:-0.9} \
+		--tensor_parallel_size $${VLLM_TENSOR_PARALLEL_SIZE:-1} --max_model_len $${VLLM_MAX_MODEL_LEN:-20480}
 
 # Exactly one per deployment: every TRAINER_REAP_EVERY_S it sends training.tasks.reap_runs to a
 # score worker (its schedule file is var/celerybeat-schedule).

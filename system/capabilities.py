@@ -40,8 +40,18 @@ def gpu_info() -> dict:
         except (OSError, subprocess.TimeoutExpired):
             gpus = []
     torch_build = _installed_version("torch")
-    return {"gpus": gpus, "torch": torch_build, "cuda_build": bool(torch_build) and "+cpu" not in torch_build,
-            "vllm": _installed_version("vllm")}
+    return {"gpus": gpus, "gpu_memory_mib": _gpu_memory_mib(smi) if gpus else [], "torch": torch_build,
+            "cuda_build": bool(torch_build) and "+cpu" not in torch_build, "vllm": _installed_version("vllm")}
+
+
+def _gpu_memory_mib(smi: str) -> list[int]:
+    """Each GPU's total memory in MiB, in `nvidia-smi -L` order (what a launch's budget is checked against)."""
+    try:
+        out = subprocess.run([smi, "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=10)
+        return [int(line.strip()) for line in out.stdout.splitlines() if line.strip().isdigit()]
+    except (OSError, subprocess.TimeoutExpired):
+        return []
 
 
 def _installed_version(package: str) -> str:

@@ -23,6 +23,7 @@ from paintenv.reward import LENGTH_THRESHOLDS, Recipe
 from painting.pipeline import stage_queues
 from painting.probing import recipe_probe
 from painting.selectors import UnknownRecipe, recipe_get
+from training import gpu_budget
 from training.grpo.config import VLLM_BACKENDS, RunArguments
 from training.grpo.tracking import tracking_problem
 from training.models import Rollout, Run
@@ -104,15 +105,22 @@ def vllm_missing(worker: dict) -> list[str]:
     return lacks
 
 
-def _check_generation(args: RunArguments) -> None:
-    """Refuse a vLLM run that no train worker can generate for: vLLM needs CUDA and the vllm
-    package where the trainer runs, which is the train worker, not this process."""
-    if args.generation not in VLLM_BACKENDS or not settings.LAUNCH_CHECKS_WORKERS:
+def _check_gpus(args: RunArguments, recipe: Recipe, base_model: str) -> None:
+    """Refuse a run that the train worker's GPUs cannot hold (training/gpu_budget.py), and a
+    vLLM run that no train worker can generate for: vLLM needs CUDA and the vllm package where
+    the trainer runs, which is the train worker, not this process."""
+    if not settings.LAUNCH_CHECKS_WORKERS:
         return
     try:
         _source, workers = live_workers()
     except Exception:  # noqa: BLE001 - a broker that is down answers for no worker
         workers = []
+    try:
+        gpu_budget.check(args, recipe, base_model, workers)
+    except gpu_budget.BudgetRefused as exc:
+        raise LaunchError(str(exc)) from exc
+    if args.generation not in VLLM_BACKENDS:
+        return
     trainers = [w for w in workers if "train" in w.get("queues", [])]
     if not trainers:
         raise LaunchError(f"{args.generation} generation needs a train worker with a GPU and vllm, and none answers "
@@ -175,7 +183,7 @@ def run_launch(
     _check_pool(pool, recipe)
     if problem := tracking_problem(args.report_to):
         raise LaunchError(problem)
-    _check_generation(args)
+    _check_gpus(args, recipe, base_model)
     if not args.environment_url:  # a remote environment judges with its own workers and parts
         _check_workers(recipe)  # it asks the workers (a second with the Redis broker)
         _check_parts(recipe, pool)  # last: a score worker probes the parts

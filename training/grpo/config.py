@@ -26,6 +26,9 @@ VLLM_BACKENDS = ("vllm-colocate", "vllm-server")
 # `trl vllm-serve` listens on 8000 by default, which is the studio's port: serve it on 8002
 # (`make trl-vllm-server`).
 VLLM_SERVER_URL = "http://127.0.0.1:8002"
+# vLLM's context when a run does not say: the chat (~2K tokens a turn) and a published-length
+# completion (max_completion_length 4096) per turn, for up to 3 turns, rounded up.
+DEFAULT_VLLM_MAX_MODEL_LENGTH = 20_480
 # TRL 1.16's loss types but "luspo", which needs sequence-level importance sampling (not a
 # run argument). The published runs name none, so theirs is TRL's default, "dapo".
 LOSS_TYPES = ("dapo", "grpo", "dr_grpo", "bnpo", "cispo", "sapo", "vespo")
@@ -190,8 +193,14 @@ class RunArguments:
     vllm_gpu_memory_utilization: float = argument(0.3, min=0.05, max=0.95,
                                                   help="share of GPU memory vLLM takes (vllm-colocate)")
     vllm_enable_sleep_mode: bool = argument(False, help="vLLM frees its memory while the trainer updates (vllm-colocate)")
-    vllm_max_model_length: int | None = argument(None, min=64, max=1_048_576,
-                                                 help="vLLM's context length; none: the model's (vllm-colocate)")
+    vllm_max_model_length: int | None = argument(
+        DEFAULT_VLLM_MAX_MODEL_LENGTH, min=64, max=1_048_576,
+        help="vLLM's context length (vllm-colocate): the prompt (~2K tokens a turn) plus the completion fit in the "
+             "default; none: the model's own, which for a 262K-context model reserves a KV cache no GPU holds",
+    )
+    vllm_tensor_parallel_size: int = argument(
+        1, min=1, max=16, help="GPUs one colocated vLLM engine spans (vllm-colocate; TRL's vllm_tensor_parallel_size): "
+                               "2+ for a policy whose weights do not fit one GPU beside the trainer")
     lora_target_experts: bool = argument(
         False, help="LoRA on the routed experts of a MoE model too (PEFT target_parameters; needs lora_dropout 0)",
     )
@@ -250,6 +259,14 @@ class RunArguments:
                 batch_layout(self, self.num_processes)
             except ValueError as exc:
                 problems.append(str(exc))
+        if self.generation == "vllm-colocate" and self.vllm_max_model_length is not None and (
+                self.vllm_max_model_length < self.turns * (2048 + self.max_completion_length)):
+            problems.append(
+                f"vllm_max_model_length {self.vllm_max_model_length} cannot hold {self.turns} turn(s) of a ~2048-token "
+                f"prompt and a {self.max_completion_length}-token completion: raise it or shorten the completion")
+        if self.vllm_tensor_parallel_size > 1 and self.generation != "vllm-colocate":
+            problems.append("vllm_tensor_parallel_size is for vllm-colocate; a vllm-server sets its own "
+                            "(trl vllm-serve --tensor_parallel_size)")
         if self.generation == "vllm-server" and not self.vllm_server_base_url.startswith(("http://", "https://")):
             problems.append("vllm_server_base_url must be an http:// or https:// URL for the vllm-server generation")
         if self.environment_url and not self.environment_url.startswith(("http://", "https://", "ws://", "wss://")):
