@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 export DJANGO_SETTINGS_MODULE ?= paintapp.settings
 
-.PHONY: help setup setup-gpu system-deps services demo test test-fast serve workers worker-train worker-render worker-score trl-vllm-server beat vlm-server env-server bench lint clean
+.PHONY: help setup setup-gpu system-deps browser services demo test test-fast serve workers worker-train worker-render worker-score trl-vllm-server beat vlm-server env-server bench lint clean
 
 help:
 	@echo "make demo    set everything up and run the studio on http://127.0.0.1:8000"
@@ -18,7 +18,11 @@ help:
 	@echo "make vlm-server   serve the published VLM judge with vLLM on a GPU box (port 8001)"
 	@echo "make beat    run Celery beat (one per deployment): it sends the reaper of runs whose trainer died"
 
-setup: system-deps $(VENV)/.installed node_modules/.installed
+setup: system-deps $(VENV)/.installed node_modules/.installed browser
+
+# The renderer's Chromium: the distribution's, else Playwright's (scripts/browser.sh says which).
+browser: $(VENV)/.installed
+	@scripts/browser.sh
 
 system-deps:
 	@scripts/system-deps.sh
@@ -40,7 +44,7 @@ $(VENV)/.installed: requirements.txt requirements-tracking.txt requirements-open
 # The GPU box: requirements-gpu.txt is requirements.txt with PyPI's CUDA torch (and its CUDA
 # runtime packages) and vLLM; it replaces a CPU torch already in the .venv. It also satisfies
 # requirements.txt, so `make test` / `make demo` there do not reinstall.
-setup-gpu: system-deps $(VENV)/.installed-gpu node_modules/.installed
+setup-gpu: system-deps $(VENV)/.installed-gpu node_modules/.installed browser
 
 $(VENV)/.installed-gpu: requirements-gpu.txt requirements.txt requirements-tracking.txt requirements-openenv.txt pyproject.toml
 	$(call install_venv,requirements-gpu.txt)

@@ -4,7 +4,15 @@
 # Tesseract's English data for the painted-text check (the tesserocr wheel brings the library).
 set -eu
 need=()
-command -v "${CHROMIUM_PATH:-chromium}" >/dev/null 2>&1 || [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || need+=(chromium fonts-dejavu-core)
+# Chromium only where the distribution's package is a real browser (Debian); Ubuntu's is a snap
+# shim, and scripts/browser.sh installs Playwright's Chromium there once the .venv exists.
+if ! { command -v "${CHROMIUM_PATH:-chromium}" >/dev/null 2>&1 || [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; }; then
+  if apt-cache show chromium 2>/dev/null | grep -q "^Depends:.*snapd"; then
+    need+=(fonts-dejavu-core)
+  else
+    need+=(chromium fonts-dejavu-core)
+  fi
+fi
 command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
 ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata >/dev/null 2>&1 || need+=(tesseract-ocr-eng)
