@@ -23,7 +23,7 @@ from django.db import close_old_connections
 
 from paintapp.lib.db import outlasting_restarts
 from paintenv.prompts import build_messages, make_subject
-from training.grpo import together
+from training.grpo import lora_reach, private_api, together
 from training.grpo.config import RunArguments, batch_layout
 from training.grpo.feedback_images import painting_encoder
 from training.grpo.model_loading import EXPERT_PARAMETERS, load_processing_class
@@ -139,7 +139,8 @@ def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int 
         rollout = RevisionRollout(reward, turns=args.turns, subjects=run.subjects,
                                   paintings=painting_encoder(run.base_model, processing_class))
         trainer_class = RevisionGRPOTrainer
-    return trainer_class(
+    private_api.check(trainer_class)
+    trainer = trainer_class(
         model=run.base_model,
         processing_class=processing_class,
         reward_funcs=reward,
@@ -149,6 +150,8 @@ def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int 
         peft_config=lora_config(args),
         callbacks=[RunCallback(run.id, reward, task_id), CheckpointCallback(run.id), TrackingCallback(run, args.report_to)],
     )
+    lora_reach.report(trainer.model)
+    return trainer
 
 
 @dataclass(frozen=True)
