@@ -3,7 +3,9 @@
 # steps per generation backend, then each backend's step split (generate / render / score /
 # update seconds). Ready to run in under 10 minutes on one H200 once the models are cached.
 #
-#   bench/gpu_smoke.sh [MODEL] [STEPS]
+#   bench/gpu_smoke.sh [--dry-run] [MODEL] [STEPS]
+#
+#   --dry-run prints the plan (models to fetch, servers, workers, one run per backend) and exits.
 #
 #   MODEL     the policy, a Hub name or a folder (default Qwen/Qwen3-0.6B: small, real, quick)
 #   STEPS     GRPO steps per backend (default 2)
@@ -21,12 +23,32 @@
 # runs in the embedded mode (SQLite + SQLAlchemy broker in a temporary folder), so no
 # PostgreSQL or Redis is needed, seeds a small pool, and leaves the studio's own data alone.
 set -euo pipefail
+dry_run=0
+if [[ "${1:-}" == "--dry-run" ]]; then dry_run=1; shift; fi
 model=${1:-Qwen/Qwen3-0.6B}
 steps=${2:-2}
 recipe=${RECIPE:-judge-led}
 judge=${JUDGE:-Qwen/Qwen3-VL-2B-Instruct}
 cd "$(dirname "$0")/.."
 py=.venv/bin/python
+
+if (( dry_run )); then
+  backends=${BACKENDS:-"generate, plus vllm-colocate where vllm is installed"}
+  cat <<PLAN
+GPU smoke plan (dry run: nothing is fetched, started or trained)
+  policy      $model, $steps GRPO steps per backend, recipe $recipe, renders at 384 px
+  fetch       $model; ${PAINTAPP_VLM_BASE_URL:+(judge served at $PAINTAPP_VLM_BASE_URL)}${PAINTAPP_VLM_BASE_URL:-the VLM judge $judge}; MizzenAI/HPSv3 and ${PAINTAPP_HPSV3_BASE_MODEL:-Qwen/Qwen2-VL-7B-Instruct}
+  judge       ${PAINTAPP_VLM_BASE_URL:-scripts/vlm-server.sh on 127.0.0.1:8001 with 0.25 of the GPU}
+  data        embedded mode in a temporary folder: SQLite, SQLAlchemy broker, a 16-painting pool "smoke"
+  workers     train (1 process, a fresh child per run: --max-tasks-per-child=1), render (${RENDER_CONCURRENCY:-12}), score (${SCORE_CONCURRENCY:-2})
+  backends    $backends: one run each, in turn, each in its own train process;
+              GPU memory is read before each and must be back within 2 GiB of the first reading
+  report      seconds per step: generate / render / score / update, and the mean reward
+PLAN
+  exit 0
+fi
+
+gpu_used_mib() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | awk '{s += $1} END {print s + 0}'; }
 
 work=$(mktemp -d /tmp/paintapp-gpu-smoke.XXXXXX)
 export PAINTAPP_VAR_DIR=$work MEDIA_ROOT=$work/media
@@ -79,7 +101,9 @@ $py manage.py seed_pool --count 16 --size 384 --demo-grades --in-process
 $py manage.py freeze_pool smoke --curator demo-curator --eval-share 0.25
 for spec in "train 1" "render ${RENDER_CONCURRENCY:-12}" "score ${SCORE_CONCURRENCY:-2}"; do
   set -- $spec
-  setsid $py -m celery -A paintapp worker -Q "$1" -c "$2" -n "smoke-$1@%h" --loglevel=WARNING \
+  extra=""
+  [[ "$1" == train ]] && extra="--max-tasks-per-child=1"  # each backend's run in a fresh process
+  setsid $py -m celery -A paintapp worker -Q "$1" -c "$2" -n "smoke-$1@%h" --loglevel=WARNING $extra \
     >"$work/worker-$1.log" 2>&1 &
   pids+=($!)
 done
@@ -87,8 +111,13 @@ sleep 8
 $py manage.py recipes --pool smoke   # every part of $recipe must say it is reachable
 
 # --- two steps per backend ---------------------------------------------------------------------
+baseline=$(gpu_used_mib)
 for backend in $BACKENDS; do
-  echo "== $backend"
+  # vLLM keeps an engine's memory until its process ends: the run before must have handed it back.
+  for _ in $(seq 30); do (( $(gpu_used_mib) - baseline < 2048 )) && break; sleep 2; done
+  used=$(gpu_used_mib)
+  echo "== $backend (GPU memory in use: $used MiB; $baseline MiB before the first run)"
+  (( used - baseline < 2048 )) || echo "WARNING: $(( used - baseline )) MiB more than before the first run: a process kept the last run's memory"
   begin=$(date +%s)
   $py manage.py train --pool smoke --recipe "$recipe" --base-model "$model" --steps "$steps" --follow \
     --name "smoke $backend" --set generation="$backend" --set render_size=384 \
