@@ -95,10 +95,36 @@ def test_the_trainer_reserves_the_gpus_asked_for_and_room_for_shared_memory():
     assert default["shm_size"] == "16gb"
 
 
-def test_the_train_image_installs_the_gpu_requirements_with_their_dependencies():
-    stage = DOCKERFILE.read_text().split("AS worker-train", 1)[1]
-    assert "COPY requirements-gpu.txt" in stage and "pip install -r requirements-gpu.txt" in stage
-    assert "--no-deps" not in stage
+def stage(name: str) -> str:
+    """The Dockerfile's stage `name`, up to the next FROM."""
+    return DOCKERFILE.read_text().split(f" AS {name}\n", 1)[1].split("\nFROM ", 1)[0]
+
+
+def test_the_gpu_image_has_a_compiler_and_the_gpu_requirements_with_their_dependencies():
+    gpu = stage("gpu")
+    assert "build-essential" in gpu  # Triton and vLLM compile kernels at run time
+    assert "COPY requirements-gpu.txt" in gpu and "pip install -r requirements-gpu.txt" in gpu
+    assert "--no-deps" not in gpu
+    dockerfile = DOCKERFILE.read_text()
+    assert "FROM gpu AS worker-train" in dockerfile and "FROM gpu AS worker-score-gpu" in dockerfile
+
+
+def test_the_gpu_score_worker_loads_hpsv3_once_with_one_process():
+    assert '"-Q", "score", "-c", "1"' in stage("worker-score-gpu")
+
+
+def test_the_gpu_profile_adds_the_judge_trls_vllm_server_and_a_gpu_scorer_each_on_a_gpu():
+    gpu = compose_config({"SECRET_KEY": "s" * 60, "COMPOSE_PROFILES": "gpu", "TRL_VLLM_MODEL": "Qwen/Qwen3-4B"})
+    assert gpu.returncode == 0, gpu.stderr
+    def service(name: str) -> str:  # its lines only, up to the next service
+        return re.search(rf"^  {name}:\n((?:    .*\n)*)", gpu.stdout, re.MULTILINE).group(1)
+
+    for name in ("worker-score-gpu", "vlm-judge", "trl-vllm-server"):
+        section = service(name)
+        assert "driver: nvidia" in section and re.search(r"profiles:\n\s+- gpu\n", section), name
+    trl = service("trl-vllm-server")
+    assert "--port 8002" in trl and "--max_model_len 20480" in trl
+    assert "published:" not in trl and "published:" not in service("vlm-judge")  # not on the host's ports
 
 
 def test_the_env_server_is_an_opt_in_profile_that_names_its_pool():
