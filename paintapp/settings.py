@@ -154,8 +154,27 @@ STATICFILES_DIRS = [
 ]
 MEDIA_URL = "media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", BASE_DIR / "media")
+# Where paintings, references, exports and (copies of) checkpoints live: `local` is MEDIA_ROOT
+# (shared by NFS beyond one machine); `s3` is an S3-compatible bucket (AWS, MinIO, R2...) through
+# django-storages, which every machine reaches. Credentials come as boto3 reads them
+# (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or the machine's role).
+STORAGE = env.str("PAINTAPP_STORAGE", "local", validate=validate.OneOf(["local", "s3"]))
+S3_OPTIONS = {
+    "bucket_name": env.str("PAINTAPP_S3_BUCKET", ""),
+    "endpoint_url": env.str("PAINTAPP_S3_ENDPOINT_URL", "") or None,
+    "region_name": env.str("PAINTAPP_S3_REGION", "us-east-1"),
+    "location": env.str("PAINTAPP_S3_PREFIX", ""),
+    "file_overwrite": True,  # content-addressed names: the same name is the same bytes
+    "querystring_auth": False,  # the studio serves every file through its own views
+}
+if STORAGE == "s3" and not S3_OPTIONS["bucket_name"]:
+    raise ImproperlyConfigured("PAINTAPP_STORAGE=s3 needs PAINTAPP_S3_BUCKET (and, off AWS, PAINTAPP_S3_ENDPOINT_URL).")
+DEFAULT_STORAGE = (
+    {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": S3_OPTIONS} if STORAGE == "s3"
+    else {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+)
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": DEFAULT_STORAGE,
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"

@@ -17,7 +17,7 @@ if len(SECRET_KEY) < 50 or SECRET_KEY.startswith("dev-only"):
     raise ImproperlyConfigured("Set SECRET_KEY to a random string of at least 50 characters.")
 
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": DEFAULT_STORAGE,  # noqa: F405 - MEDIA_ROOT or the S3 bucket, as in settings.py
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 

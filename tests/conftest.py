@@ -391,3 +391,21 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def s3_server():
+    """A real S3-compatible server (moto's, in its own process) with the bucket `studio-media`."""
+    from tests.support.s3_server import S3Server
+
+    server = S3Server().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_storage(s3_server, settings):
+    """This test process's default storage is the S3 server's bucket (PAINTAPP_STORAGE=s3)."""
+    settings.STORAGE = "s3"
+    settings.STORAGES = s3_server.storages(settings.STORAGES["staticfiles"])
+    return s3_server

@@ -30,6 +30,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from paintapp.lib.db import outlasting_restarts
+from training.grpo import checkpoint_store
 from training.grpo.checkpoints import checkpoint_step, discard_incomplete, last_checkpoint
 from training.grpo.config import RunArguments, batch_layout
 from training.grpo.launching import ProcessesFailed, train_in_processes
@@ -201,7 +202,8 @@ def train_run(run_id: int, *, task_id: str, resume: bool = False) -> str:
 
 
 def _train(run: Run, args: RunArguments, task_id: str, *, resume: bool) -> str:
-    checkpoint = last_checkpoint(run.output_dir) if resume else None
+    # From the output folder, else (a new machine) the copy in object storage.
+    checkpoint = checkpoint_store.restore(run.id, run.output_dir) if resume else None
     discard_incomplete(run.output_dir)
     done = checkpoint_step(checkpoint) if checkpoint else 0
     _forget_steps_after(run, done)

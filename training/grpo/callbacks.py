@@ -13,7 +13,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from paintapp.lib.db import outlasting_restarts
 from training import metrics as keys
-from training.grpo import together, tracking
+from training.grpo import checkpoint_store, together, tracking
 from training.grpo.checkpoints import seal
 from training.grpo.rewarding import PaintingReward
 from training.models import Run, Step
@@ -103,6 +103,10 @@ class CheckpointCallback(TrainerCallback):
             return
         folder = Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
         seal(folder, state.global_step)
+        try:
+            checkpoint_store.upload(self.run_id, folder)
+        except Exception:  # noqa: BLE001 - the sealed local checkpoint stands; the next save tries again
+            log.exception("run %s: could not store checkpoint-%s in object storage", self.run_id, state.global_step)
         outlasting_restarts(lambda: Run.objects.filter(id=self.run_id).update(checkpoint_step=state.global_step),
                             what="recording the checkpoint's step")
 
