@@ -91,3 +91,16 @@ def test_a_bad_setting_stops_start_up_with_an_error_naming_the_variable(name, va
     result = read_settings("DEBUG", env_extra={name: value})
     assert result.returncode != 0
     assert f'Environment variable "{name}" invalid' in result.stderr
+
+
+def test_one_setting_chooses_object_storage_and_it_needs_a_bucket():
+    chosen = read_settings("STORAGES['default']['BACKEND']", "STORAGES['default']['OPTIONS']['endpoint_url']",
+                           env_extra={"PAINTAPP_STORAGE": "s3", "PAINTAPP_S3_BUCKET": "studio",
+                                      "PAINTAPP_S3_ENDPOINT_URL": "http://minio:9000"})
+    assert chosen.returncode == 0, chosen.stderr
+    assert chosen.stdout.split("\n")[:2] == ["'storages.backends.s3.S3Storage'", "'http://minio:9000'"]
+    assert read_settings("STORAGE", env_extra={}).stdout.strip() == "'local'"
+    no_bucket = read_settings("STORAGE", env_extra={"PAINTAPP_STORAGE": "s3", "PAINTAPP_S3_BUCKET": ""})
+    assert no_bucket.returncode != 0 and "PAINTAPP_STORAGE=s3 needs PAINTAPP_S3_BUCKET" in no_bucket.stderr
+    wrong = read_settings("STORAGE", env_extra={"PAINTAPP_STORAGE": "nfs"})
+    assert wrong.returncode != 0 and 'Environment variable "PAINTAPP_STORAGE" invalid' in wrong.stderr
