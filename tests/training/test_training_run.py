@@ -92,6 +92,25 @@ def test_two_runs_in_a_row_on_one_train_worker_each_train_in_a_fresh_process(wor
     assert not psutil.pid_exists(first_pid) or psutil.Process(first_pid).status() == psutil.STATUS_ZOMBIE
 
 
+def test_a_run_with_a_hub_repo_pushes_its_latest_checkpoint_and_its_adapter_there(start_worker, worker_env, pool,
+                                                                                 tiny_model):
+    from tests.support.hub_server import LocalHub
+
+    with LocalHub() as hub:  # the Hub's API, served here; the train worker has a token for it
+        worker_env.update(HF_ENDPOINT=hub.endpoint, HF_TOKEN="hf_test_token", RENDER_TIMEOUT_S="20")
+        for queue in ("train", "render", "score"):
+            start_worker(queue)
+        run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model,
+                                  arguments=MECHANICS | {"max_steps": 2, "hub_model_id": "ada/hibiscus-grpo"})
+        run = wait_until_ended(run)
+    assert run.status == "finished", run.error
+    assert hub.created["ada/hibiscus-grpo"]["visibility"] == "private"
+    pushed = [name for push in hub.pushes for name in push.files]
+    assert {"last-checkpoint/adapter_model.safetensors", "last-checkpoint/trainer_state.json"} <= set(pushed)
+    final = hub.pushes[-1].files
+    assert "adapter_model.safetensors" in final and "adapter_config.json" in final
+
+
 def test_stop_ends_the_run_after_a_step_and_resume_continues_without_duplicates(workers, pool, tiny_model):
     run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model, arguments=MECHANICS | {"max_steps": 4})
     wait_for(lambda: Step.objects.filter(run=run).exists(), 300, "the first step")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, get_type_hints
 
@@ -223,6 +224,18 @@ class RunArguments:
         "", help="an accelerate config file on the train worker's machine (e.g. DeepSpeed ZeRO): the run is "
                  "started with accelerate launch --config_file, even with one process",
     )
+    hub_model_id: str = argument(
+        "", label="Push to the Hub", on_form=True,
+        help="a Hub model repo (OWNER/NAME) the trainer pushes its checkpoints and final adapter to, with the train "
+             "worker's HF_TOKEN, so they outlive its machine; empty: no push",
+    )
+    hub_strategy: str = argument(
+        "checkpoint", choices=("checkpoint", "every_save", "all_checkpoints", "end"),
+        help="what reaches the Hub (TRL's hub_strategy): checkpoint, the latest checkpoint as last-checkpoint/ (a "
+             "resume can start from it); every_save, each save; all_checkpoints, each in its own folder; end, the "
+             "final adapter only",
+    )
+    hub_private_repo: bool = argument(True, help="create the Hub repo private")
     environment_url: str = argument(
         "", label="OpenEnv environment URL", on_form=True,
         help="take rewards from a remote OpenEnv environment (another studio's manage.py serve_env, or the published "
@@ -269,6 +282,8 @@ class RunArguments:
                             "(trl vllm-serve --tensor_parallel_size)")
         if self.generation == "vllm-server" and not self.vllm_server_base_url.startswith(("http://", "https://")):
             problems.append("vllm_server_base_url must be an http:// or https:// URL for the vllm-server generation")
+        if self.hub_model_id and not re.fullmatch(r"[\w.-]+/[\w.-]+", self.hub_model_id):
+            problems.append(f"hub_model_id must be a Hub repo id like OWNER/NAME, not {self.hub_model_id!r}")
         if self.environment_url and not self.environment_url.startswith(("http://", "https://", "ws://", "wss://")):
             problems.append("environment_url must be an http(s):// or ws(s):// URL of an OpenEnv environment")
         if self.environment_url and self.turns > 1:

@@ -89,6 +89,8 @@ def grpo_config(run: Run, args: RunArguments, *, processes: int = 1):
         **({"transformers_continuous_batching_config": cpu_continuous_batching(args, processes)}
            if args.generation == "continuous-batching" and not on_gpu else {}),
         "output_dir": run.output_dir,
+        "push_to_hub": bool(args.hub_model_id),
+        "hub_model_id": args.hub_model_id or None,
         "seed": int(run.seed),
         "use_cpu": not on_gpu,
         "bf16": bf16,

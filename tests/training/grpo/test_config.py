@@ -165,7 +165,8 @@ def test_grpo_config_gets_every_argument_it_shares_by_name_and_none_of_the_app_o
         "beta": 0.01, "bf16": False, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 4,
         "loss_type": "dr_grpo", "mask_truncated_completions": True, "vllm_server_base_url": "http://gpu:8002",
         "vllm_gpu_memory_utilization": 0.5, "vllm_enable_sleep_mode": True, "vllm_max_model_length": 4096,
-        "vllm_tensor_parallel_size": 1,
+        "vllm_tensor_parallel_size": 1, "hub_strategy": "every_save", "hub_private_repo": False,
+        "hub_model_id": "studio/run-config-test",
     }
     args = RunArguments(**shared, checkpoint_every=3)
     # A new name clash would show here; report_to reaches GRPOConfig as TRL's list (test_tracking.py).
