@@ -275,6 +275,10 @@ DETERMINISM_EVERY = env.int("PAINTAPP_DETERMINISM_EVERY", 8, validate=validate.R
 EDITOR_PREVIEW_BUDGET_S = env.float("EDITOR_PREVIEW_BUDGET_S", 5.0, validate=validate.Range(min=0.5))
 MODELS_DIR = env.path("PAINTAPP_MODELS_DIR", BASE_DIR / "models")
 
+# A Hugging Face Space for runs that report to trackio (e.g. ada/paint-with-code-curves): the
+# train worker's HF_TOKEN creates it, and the dashboard lives there instead of on the train box.
+TRACKIO_SPACE_ID = env.str("PAINTAPP_TRACKIO_SPACE_ID", "")
+
 # --- The OpenEnv server (manage.py serve_env) --------------------------------------------
 # A deployment's own bearer token, beside the tokens curators create and revoke in the studio
 # (Runs → Environment tokens); empty: only those. Without a valid token no episode is played.

@@ -129,6 +129,11 @@ class TrackingCallback(TrainerCallback):
             wandb.init(project=tracking.TRACKING_PROJECT, name=tracking.tracking_name(self.run), dir=self.run.output_dir,
                        id=f"paintapp-{self.run.id}-{int(self.run.created_at.timestamp())}", resume="allow")
 
+    def on_step_end(self, args, state, control, **kwargs):
+        # The step's rollouts are stored (the reward function wrote them before the update).
+        if state.is_world_process_zero and self.backends:
+            tracking.log_best_painting(self.run, state.global_step, self.backends)
+
     def on_train_begin(self, args, state, control, **kwargs):
         # After TRL's integration callbacks (they come first in the list), so the trackers are open.
         if state.is_world_process_zero and self.backends:

@@ -11,16 +11,24 @@ worker; W&B follows `WANDB_MODE` (offline: a run directory to `wandb sync` later
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
+import logging
 import netrc
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
+from django.conf import settings
+from django.core.files.storage import default_storage
 from django.utils.text import slugify
+from PIL import Image
 
-from training.models import Run
+from training.models import Rollout, Run
+
+log = logging.getLogger(__name__)
+BEST_PAINTING = "ours/best_painting"
 
 TRACKING_PROJECT = "paint-with-code"
 TRACKING_FILE = "tracking.json"
@@ -67,7 +75,8 @@ def tracking_name(run: Run) -> str:
 
 
 def grpo_tracking_arguments(run: Run, report_to: str) -> dict:
-    """GRPOConfig's arguments for tracking: the trackers, the run's name and completions."""
+    """GRPOConfig's arguments for tracking: the trackers, the run's name and completions, and
+    trackio's Space when PAINTAPP_TRACKIO_SPACE_ID names one (then the dashboard lives there)."""
     chosen = backends(report_to)
     return {
         "report_to": chosen,
@@ -75,16 +84,54 @@ def grpo_tracking_arguments(run: Run, report_to: str) -> dict:
         "project": TRACKING_PROJECT,  # trackio's project; W&B's is set where its run opens
         "log_completions": bool(chosen),
         "num_completions_to_print": 1,  # the worker's log gets one; the trackers get the whole table
+        **({"trackio_space_id": settings.TRACKIO_SPACE_ID} if "trackio" in chosen and settings.TRACKIO_SPACE_ID else {}),
     }
+
+
+def best_painting(run: Run, step: int) -> tuple[Image.Image, str] | None:
+    """The step's best painting (the highest reward among those painted) and its caption."""
+    best = (Rollout.objects.filter(run=run, step=step, reward__isnull=False).exclude(png="")
+            .order_by("-reward", "group", "position").first())
+    if best is None:
+        return None
+    with default_storage.open(best.png, "rb") as fh:
+        image = Image.open(io.BytesIO(fh.read())).convert("RGB")
+    return image, f"step {step} · reward {best.reward:.3f} · {best.subject} (rollout {best.group}.{best.position})"
+
+
+def log_best_painting(run: Run, step: int, chosen: list[str]) -> bool:
+    """Log the step's best painting as an image to each chosen tracker, under `BEST_PAINTING`
+    at `train/global_step`, as the trackers' callbacks log the step's metrics; never raises."""
+    try:
+        found = best_painting(run, step)
+        if found is None:
+            return False
+        image, caption = found
+        for backend in chosen:
+            if backend == "trackio":
+                import trackio
+
+                trackio.log({BEST_PAINTING: trackio.Image(image, caption=caption), "train/global_step": step})
+            elif backend == "wandb":
+                import wandb
+
+                wandb.log({BEST_PAINTING: wandb.Image(image, caption=caption), "train/global_step": step})
+        return True
+    except Exception:  # noqa: BLE001 - a painting the trackers did not get never stops training
+        log.warning("run %s: could not log step %s's best painting", run.id, step, exc_info=True)
+        return False
 
 
 def trackio_place(run: Run) -> dict:
     from trackio.utils import TRACKIO_DIR
 
-    return {
+    place = {
         "backend": "trackio", "project": TRACKING_PROJECT, "run": tracking_name(run), "dir": str(TRACKIO_DIR),
         "view": f"TRACKIO_DIR={TRACKIO_DIR} trackio show --project {TRACKING_PROJECT}",
     }
+    if settings.TRACKIO_SPACE_ID:
+        place["url"] = f"https://huggingface.co/spaces/{settings.TRACKIO_SPACE_ID}"
+    return place
 
 
 def wandb_place() -> dict:
