@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 export DJANGO_SETTINGS_MODULE ?= paintapp.settings
 
-.PHONY: help setup setup-gpu system-deps browser services demo test test-fast serve workers worker-train worker-render worker-score trl-vllm-server beat vlm-server env-server bench lint clean
+.PHONY: help setup setup-gpu system-deps browser services demo test test-fast serve workers worker-train worker-render worker-score worker-score-gpu trl-vllm-server beat vlm-server env-server bench lint clean
 
 help:
 	@echo "make demo    set everything up and run the studio on http://127.0.0.1:8000"
@@ -93,6 +93,13 @@ SCORE_PROCESSES ?= $(or $(SCORE_CONCURRENCY),1)
 
 worker-score:
 	$(VENV)/bin/celery -A paintapp worker -Q score -c $(SCORE_PROCESSES) -n score@%h --loglevel=INFO
+
+# A GPU box's HPSv3 scorer: one process on GPU $(GPU) for the queue PAINTAPP_GPU_SCORE_QUEUE names
+# (set it, e.g. score-gpu, for every process of the deployment); one such worker per GPU.
+GPU ?= 0
+worker-score-gpu:
+	CUDA_VISIBLE_DEVICES=$(GPU) $(VENV)/bin/celery -A paintapp worker -Q $${PAINTAPP_GPU_SCORE_QUEUE:-score-gpu} -c 1 \
+		-n score-gpu$(GPU)@%h --loglevel=INFO
 
 # The vLLM server of runs launched with generation=vllm-server (GPU box, vllm installed): TRL's
 # own server on 8002, since 8000 is the studio's. MODEL is the run's base model. It needs a GPU

@@ -259,6 +259,11 @@ CELERY_BEAT_SCHEDULE["resume-waiting-runs"] = {
     "options": {"expires": WAITING_CHECK_EVERY_S},  # checks a busy train worker never took do not pile up
 }
 
+# A GPU box's score queue for recipes that weight HPSv3 (e.g. "score-gpu", consumed by
+# `make worker-score-gpu`: one process per GPU, so HPSv3 is loaded once per GPU); empty: every
+# score on `score`.
+GPU_SCORE_QUEUE = env.str("PAINTAPP_GPU_SCORE_QUEUE", "")
+
 # --- Painting environment --------------------------------------------------------------
 CHROMIUM_PATH = env.str("CHROMIUM_PATH", "/usr/bin/chromium")
 RENDER_SIZE = env.int("RENDER_SIZE", 600, validate=validate.Range(min=16, max=4096))  # what the renderer accepts

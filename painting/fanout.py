@@ -27,8 +27,10 @@ from typing import Any
 from celery import group, states
 from celery.exceptions import TimeoutError as ResultTimeout
 from celery.result import AsyncResult
+from django.conf import settings
 
 from paintapp.lib.workers import broker_broadcasts
+from paintenv.reward import Recipe
 from painting.tasks import render_sketch, score_painting
 
 log = logging.getLogger(__name__)
@@ -77,12 +79,26 @@ class GivenUp(TimeoutError):
     """A task that was not back by its stage's deadline: revoked (terminated if started)."""
 
 
+def score_queue(recipe: Recipe) -> str:
+    """Where `recipe`'s paintings are scored: with PAINTAPP_GPU_SCORE_QUEUE set (a GPU box),
+    a recipe that weights HPSv3 is scored on that queue, whose workers run one process per GPU,
+    so HPSv3 (~17 GB) is loaded once per GPU rather than once per score process; everything
+    else on `score`."""
+    gpu_queue = settings.GPU_SCORE_QUEUE
+    if gpu_queue and recipe.quality == "hpsv3" and recipe.w_quality > 0:
+        return gpu_queue
+    return score_painting.app.conf.task_routes[score_painting.name]["queue"]
+
+
 def submit(stage: str, calls: Sequence[dict], *, wait_s: float | None, task_ids: Sequence[str] | None = None,
            retry_policy: dict | None = None, **options: Any) -> list[Handle]:
     """Send one task of `stage` per call (keyword arguments), all at once; a worker that takes
-    one after `wait_s` discards it. `options` are Celery's (time limits, ...). Raises what the
-    broker raises when it cannot be reached after the retries."""
+    one after `wait_s` discards it. `options` are Celery's (time limits, ...); score tasks go to
+    their recipe's queue (`score_queue`). Raises what the broker raises when it cannot be
+    reached after the retries."""
     task = STAGE_TASKS[stage]
+    if stage == "score" and calls and "queue" not in options:
+        options["queue"] = score_queue(Recipe.from_dict(calls[0]["recipe"]))
     expires = wait_s if wait_s is not None and math.isfinite(wait_s) else None
     signatures = [task.s(**call) for call in calls]
     if task_ids is not None:

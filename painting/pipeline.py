@@ -39,7 +39,7 @@ from paintenv.sandbox import NONDETERMINISTIC, PAINTED_TEXT
 from paintenv.text_check import TextCheckUnavailable, get_text_check
 from painting import fanout, services
 from painting.results import GivenPainting, RenderResult, ScoreResult
-from painting.tasks import render_sketch, score_painting
+from painting.tasks import render_sketch
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -51,7 +51,7 @@ RENDER_ONLY = Recipe("render-only", w_gate=1.0, w_length=0.0, w_judge=0.0, w_qua
 def stage_queues(recipe: Recipe) -> tuple[str, ...]:
     """The worker queues a batch judged with `recipe` needs: render always, score when the
     recipe weights a scored part (the score stage is skipped otherwise)."""
-    return (_queue_of(render_sketch), *((_queue_of(score_painting),) if _scores(recipe) else ()))
+    return (_queue_of(render_sketch), *((fanout.score_queue(recipe),) if _scores(recipe) else ()))
 
 
 def _queue_of(task) -> str:

@@ -15,28 +15,37 @@ from django.conf import settings
 from paintapp.lib.workers import answering_queues, missing_worker_message
 from paintenv.probes import PartProbe, RecipeProbe, unprobed_recipe
 from paintenv.reward import Recipe
+from painting.fanout import score_queue
 from painting.pipeline import stage_queues
 from painting.services import recipes_probe_here
 from painting.tasks import probe_recipes
 
-SCORE_QUEUE = "score"
-
 
 def recipes_probe(recipes: list[Recipe], *, pool_id: int | None = None) -> list[RecipeProbe]:
-    """Each recipe's parts as a score worker finds them now.
+    """Each recipe's parts as a score worker of its score queue finds them now (`score`, or the
+    GPU score queue for a recipe that weights HPSv3: fanout.score_queue).
 
     With no score worker answering, or none answering the probe within
     RECIPE_PROBE_TIMEOUT_S (all busy scoring another run), the scored parts are unknown
     (None) with the reason: a missing worker is the launch's NoWorkers refusal, not this one."""
-    scoring = [SCORE_QUEUE in stage_queues(recipe) for recipe in recipes]
-    if not any(scoring):
-        return recipes_probe_here(recipes, pool_id=pool_id, where="this process")
-    reason = ""
-    if SCORE_QUEUE not in answering_queues(wanted=[SCORE_QUEUE]):
-        reason = missing_worker_message(SCORE_QUEUE)
+    queues = [score_queue(recipe) if len(stage_queues(recipe)) > 1 else None for recipe in recipes]
+    found: dict[int, RecipeProbe] = {}
+    local = [i for i, queue in enumerate(queues) if queue is None]
+    for i, probe in zip(local, recipes_probe_here([recipes[i] for i in local], pool_id=pool_id, where="this process")):
+        found[i] = probe
+    for queue in dict.fromkeys(q for q in queues if q is not None):
+        indices = [i for i, q in enumerate(queues) if q == queue]
+        for i, probe in zip(indices, _probe_on(queue, [recipes[i] for i in indices], pool_id)):
+            found[i] = probe
+    return [found[i] for i in range(len(recipes))]
+
+
+def _probe_on(queue: str, recipes: list[Recipe], pool_id: int | None) -> list[RecipeProbe]:
+    if queue not in answering_queues(wanted=[queue]):
+        reason = missing_worker_message(queue)
     else:
         timeout = settings.RECIPE_PROBE_TIMEOUT_S
-        pending = probe_recipes.apply_async(([r.to_dict() for r in recipes], pool_id), expires=timeout)
+        pending = probe_recipes.apply_async(([r.to_dict() for r in recipes], pool_id), expires=timeout, queue=queue)
         try:
             answer = pending.get(timeout=timeout, disable_sync_subtasks=False)
         except ResultTimeout:
@@ -47,11 +56,7 @@ def recipes_probe(recipes: list[Recipe], *, pool_id: int | None = None) -> list[
                 RecipeProbe(recipe, [PartProbe.from_dict(part) for part in parts], answer["where"])
                 for recipe, parts in zip(recipes, answer["recipes"], strict=True)
             ]
-    return [
-        RecipeProbe(recipe, unprobed_recipe(recipe, reason)) if scores
-        else recipes_probe_here([recipe], pool_id=pool_id, where="this process")[0]
-        for recipe, scores in zip(recipes, scoring, strict=True)
-    ]
+    return [RecipeProbe(recipe, unprobed_recipe(recipe, reason)) for recipe in recipes]
 
 
 def recipe_probe(recipe: Recipe, *, pool_id: int | None = None) -> RecipeProbe:

@@ -95,4 +95,5 @@ def _queues_of(workers: list[dict]) -> set[str]:
 
 
 def missing_worker_message(queue: str) -> str:
-    return f"no worker answers on the `{queue}` queue — start one with `{START_HINT.get(queue, 'make workers')}`"
+    hint = START_HINT.get(queue) or ("make worker-score-gpu" if queue == settings.GPU_SCORE_QUEUE else "make workers")
+    return f"no worker answers on the `{queue}` queue — start one with `{hint}`"

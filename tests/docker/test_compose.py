@@ -110,7 +110,7 @@ def test_the_gpu_image_has_a_compiler_and_the_gpu_requirements_with_their_depend
 
 
 def test_the_gpu_score_worker_loads_hpsv3_once_with_one_process():
-    assert '"-Q", "score", "-c", "1"' in stage("worker-score-gpu")
+    assert "-Q ${PAINTAPP_GPU_SCORE_QUEUE:-score-gpu} -c 1" in stage("worker-score-gpu")
 
 
 def test_the_gpu_profile_adds_the_judge_trls_vllm_server_and_a_gpu_scorer_each_on_a_gpu():
