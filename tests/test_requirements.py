@@ -20,10 +20,11 @@ def requirements(name: str) -> dict[str, Requirement]:
     }
 
 
-def test_the_gpu_requirements_are_the_cpu_ones_plus_cuda_torch_torchvision_and_vllm():
+def test_the_gpu_requirements_are_the_cpu_ones_plus_cuda_torch_torchvision_vllm_and_deepspeed_all_pinned():
     cpu, gpu = requirements("requirements.txt"), requirements("requirements-gpu.txt")
     assert "-r requirements.txt" in (REPO / "requirements-gpu.txt").read_text().splitlines()
-    assert set(gpu) == {"torch", "torchvision", "vllm"}
+    assert set(gpu) == {"torch", "torchvision", "vllm", "deepspeed", "einops", "hjson", "msgpack", "ninja", "py-cpuinfo"}
+    assert all(len(req.specifier) == 1 and next(iter(req.specifier)).operator in ("==", "===") for req in gpu.values())
     # `===` is the version without a local label: never the installed `+cpu` build.
     (torch_cpu,), (torch_gpu,) = cpu["torch"].specifier, gpu["torch"].specifier
     assert (torch_cpu.operator, torch_gpu.operator) == ("==", "===")
