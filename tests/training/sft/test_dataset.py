@@ -115,3 +115,19 @@ def test_sources_are_checked():
         SftSources(pool_id=1, reward_quantile=1.5)
     with pytest.raises(ValueError, match="reference_tiers"):
         SftSources(pool_id=1, reference_tiers=("reject",))
+
+
+def test_the_command_previews_each_source_and_writes_the_examples(pool, tmp_path):
+    from io import StringIO
+
+    from datasets import Dataset
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("sft_dataset", "--pool", pool.label, "--save", str(tmp_path / "sft.parquet"), stdout=out)
+    kept = len([m for m in members(pool, "train") if m.tier == "love"])
+    lines = out.getvalue().splitlines()
+    assert lines[1].split() == ["references", str(kept), str(kept), "0", "0", "0"]
+    assert f"{kept} examples; the eval split of {pool.label} kept out 0" in out.getvalue()
+    written = Dataset.from_parquet(str(tmp_path / "sft.parquet"))
+    assert len(written) == kept and written[0]["prompt"][0]["role"] == "system"
