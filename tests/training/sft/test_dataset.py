@@ -94,9 +94,9 @@ def test_the_same_sketch_from_two_sources_is_one_example_and_the_gate_refuses_th
 def test_an_imported_dataset_in_the_published_columns_gives_its_rewarded_sketches(pool, tmp_path):
     from datasets import Dataset
 
-    good = f"Here it is:\n```javascript\n{SKETCHES['poppy']}```"
+    good = f"Here it is:\n```javascript\n{SKETCHES['rose']}```"  # a sketch the pool does not hold
     Dataset.from_list([
-        {"prompt": [{"role": "user", "content": "Paint a red poppy in loose watercolour."}],
+        {"prompt": [{"role": "user", "content": "Paint a red rose in loose watercolour."}],
          "completion": [{"role": "assistant", "content": good}], "reward": 0.62},
         {"prompt": [{"role": "user", "content": "Paint a tulip in loose watercolour."}],
          "completion": [{"role": "assistant", "content": "no code here"}], "reward": 0.0},
@@ -104,9 +104,9 @@ def test_an_imported_dataset_in_the_published_columns_gives_its_rewarded_sketche
     built = build_dataset(SftSources(pool_id=pool.id, references=False, revisions=False, promoted=False,
                                      imported=str(tmp_path / "published.parquet")))
     [example] = built.examples
-    assert (example.subject, example.source) == ("a red poppy", "imported")
+    assert (example.subject, example.source) == ("a red rose", "imported")
     row = example.row()
-    assert row["prompt"] == build_messages("a red poppy")  # GRPO's system prompt and user message
+    assert row["prompt"] == build_messages("a red rose")  # GRPO's system prompt and user message
     assert row["completion"][0]["content"].startswith("```js\n") and row["completion"][0]["content"].endswith("\n```")
 
 
