@@ -118,20 +118,21 @@ EVAL_STEP = 0
 
 
 def evaluate_run(run: Run, model, processing_class, *, deadline_s: float = 600.0,
-                 executor: Executor | None = None) -> dict:
+                 executor: Executor | None = None, store: bool = True) -> dict:
     """Score K samples per subject against the eval split (with revision turns, the final
-    sketch of each conversation); store and return the result. `executor`: where renders and
-    scores run (the workers unless given)."""
+    sketch of each conversation); store (unless not `store`) and return the result.
+    `executor`: where renders and scores run (the workers unless given)."""
     args = run.arguments
     n = max(1, args.eval_samples_per_subject)
     replies = sample_replies(model, processing_class, list(run.subjects), n=n, args=args)
     if args.turns == 1:
-        return evaluate_replies(run, replies, deadline_s=deadline_s, executor=executor)
-    return _evaluate_turns(run, model, processing_class, replies, deadline_s=deadline_s, executor=executor)
+        return evaluate_replies(run, replies, deadline_s=deadline_s, executor=executor, store=store)
+    return _evaluate_turns(run, model, processing_class, replies, deadline_s=deadline_s, executor=executor,
+                           store=store)
 
 
 def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: float = 600.0,
-                     executor: Executor | None = None) -> dict:
+                     executor: Executor | None = None, store: bool = True) -> dict:
     """Judge each subject's sampled replies through the painting pipeline; store the result.
 
     A sample whose render or scoring failed for infrastructure reasons has reward None: the
@@ -144,11 +145,11 @@ def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: flo
     batches = _paint(run, samples, references, deadline_s=deadline_s, executor=executor)
     per_subject = {subject: _subject_figures(batch.paintings, batch.rewards, batch.late_count)
                    for subject, batch in batches.items()}
-    return _store(run, per_subject, references, started)
+    return _store(run, per_subject, references, started, store=store)
 
 
 def _evaluate_turns(run: Run, model, processing_class, replies: dict[str, list[str]], *, deadline_s: float,
-                    executor: Executor | None) -> dict:
+                    executor: Executor | None, store: bool = True) -> dict:
     args = run.arguments
     started = time.monotonic()
     references = _references(run)
@@ -193,7 +194,7 @@ def _evaluate_turns(run: Run, model, processing_class, replies: dict[str, list[s
         figures["turn_rewards"] = turn_rewards
         figures["kept"] = sum(1 for chain in chains_of if len(chain) > 1 and chain[-1] is chain[-2])
         per_subject[subject] = figures
-    return _store(run, per_subject, references, started, turns=args.turns)
+    return _store(run, per_subject, references, started, turns=args.turns, store=store)
 
 
 def _turn_rewards(chain: list[JudgedSketch], turns: int) -> list[float | None]:
@@ -244,10 +245,13 @@ def _subject_figures(paintings: list[JudgedSketch], rewards: list[float | None],
 
 
 def _store(run: Run, per_subject: dict[str, dict], references: tuple[int, ...], started: float, *,
-           turns: int = 1) -> dict:
+           turns: int = 1, store: bool = True) -> dict:
     all_rewards = [r for s in per_subject.values() for r in s["rewards"] if r is not None]
+    samples = sum(s["samples"] for s in per_subject.values())
     result = {
         "mean_reward": fmean(all_rewards) if all_rewards else None,
+        "gate_pass_rate": sum(s["gate_pass_rate"] * s["samples"] for s in per_subject.values()) / max(1, samples),
+        "render_rate": sum(s["rendered"] for s in per_subject.values()) / max(1, samples),
         "none": sum(s["none"] for s in per_subject.values()),
         "late": sum(s["late"] for s in per_subject.values()),
         "determinism_checked": sum(s["determinism_checked"] for s in per_subject.values()),
@@ -262,5 +266,6 @@ def _store(run: Run, per_subject: dict[str, dict], references: tuple[int, ...], 
                   if all(r is not None for r in chain)]
         result["turns"] = turns
         result["turn_mean_rewards"] = [fmean(c[t] for c in chains) if chains else None for t in range(turns)]
-    Run.objects.filter(id=run.id).update(eval_result=result)
+    if store:
+        Run.objects.filter(id=run.id).update(eval_result=result)
     return result

@@ -13,6 +13,10 @@ LOSS = "loss"
 KL = "kl"
 GRAD_NORM = "grad_norm"
 LEARNING_RATE = "learning_rate"
+# TRL's SFTTrainer logs these too (with LOSS, GRAD_NORM and LEARNING_RATE).
+TOKEN_ACCURACY = "mean_token_accuracy"
+NUM_TOKENS = "num_tokens"
+ENTROPY = "entropy"
 
 # Ours: what the reward function measured (training/grpo/rewarding.py).
 GATE_PASS_RATE = "ours/gate_pass_rate"
@@ -77,6 +81,12 @@ CHARTS = (
     {"id": "chart-lr", "title": "Learning rate", "series": [LEARNING_RATE], "trainer": True},
     {"id": "chart-time", "title": "Seconds per step", "series": [GENERATION_S, RENDER_S, SCORE_S, UPDATE_S],
      "stacked": True, "trainer": True},
+    # An SFT run's (kinds: the run kinds that draw a chart; GRPO when not said).
+    {"id": "chart-sft-loss", "title": "Loss (completion tokens)", "series": [LOSS], "kinds": ("sft",)},
+    {"id": "chart-sft-accuracy", "title": "Token accuracy (share of completion tokens predicted)",
+     "series": [TOKEN_ACCURACY], "range": [0, 1], "kinds": ("sft",)},
+    {"id": "chart-sft-lr", "title": "Learning rate", "series": [LEARNING_RATE], "kinds": ("sft",)},
+    {"id": "chart-sft-grad", "title": "Grad norm and entropy", "series": [GRAD_NORM, ENTROPY], "kinds": ("sft",)},
 )
 CHART_KEYS = tuple(dict.fromkeys(
     key for chart in CHARTS for key in (*chart["series"], *([chart["band"]] if "band" in chart else []))
@@ -84,11 +94,12 @@ CHART_KEYS = tuple(dict.fromkeys(
 
 
 
-def charts(*, turns: int, trained_here: bool = True) -> tuple[dict, ...]:
-    """The charts a run's page draws: the revision chart only for runs with revision turns, the
-    trainer's own figures only for runs the studio trains."""
+def charts(*, turns: int, trained_here: bool = True, kind: str = "grpo") -> tuple[dict, ...]:
+    """The charts a run's page draws: its kind's, the revision chart only for runs with revision
+    turns, the trainer's own figures only for runs the studio trains."""
     return tuple(chart for chart in CHARTS
-                 if (turns > 1 or not chart.get("turns")) and (trained_here or not chart.get("trainer")))
+                 if kind in chart.get("kinds", ("grpo",))
+                 and (turns > 1 or not chart.get("turns")) and (trained_here or not chart.get("trainer")))
 
 
 # For templates: `{{ step.metrics|get_item:keys.gate_pass_rate }}`.

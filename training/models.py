@@ -1,4 +1,5 @@
-"""Runs, their per-step metrics, every rollout, and edited revisions of rollouts."""
+"""Runs (GRPO and SFT), their per-step metrics, every rollout, edited revisions of rollouts, and
+the frozen SFT datasets SFT runs train on."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,11 +33,24 @@ class Run(models.Model):
         # studio records its episodes; it has no trainer here to stop or resume.
         EXTERNAL = "external", "Trained elsewhere"
 
+    class Kind(models.TextChoices):
+        GRPO = "grpo", "GRPO"
+        # Supervised fine-tuning on a frozen SftDataset (training/sft/): a warm start for GRPO.
+        SFT = "sft", "SFT"
+
     ACTIVE = (Status.QUEUED, Status.RUNNING, Status.STOPPING)
     RESUMABLE = (Status.STOPPED, Status.FAILED, Status.INTERRUPTED, Status.WAITING)
 
     name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.GRPO, db_index=True)
     pool = models.ForeignKey("curation.Pool", on_delete=models.PROTECT, related_name="runs")
+    sft_dataset = models.ForeignKey("training.SftDataset", null=True, blank=True, on_delete=models.PROTECT,
+                                    related_name="runs", help_text="an SFT run: the frozen dataset it trains on")
+    init_run = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="continued_by",
+        help_text="GRPO from SFT: the SFT run whose adapter this run's LoRA starts from")
+    init_check = models.JSONField(
+        null=True, blank=True, help_text="GRPO from SFT: the LoRA weights at step 0 compared with the SFT adapter's")
     base_model = models.CharField(max_length=500, help_text="Hugging Face id or local path")
     recipe_name = models.CharField(max_length=80)
     recipe = models.JSONField(help_text="snapshot of the recipe at launch")
@@ -82,13 +96,17 @@ class Run(models.Model):
     def arguments(self) -> RunArguments:
         """The run's arguments as the trainer reads them (defaults filled in for keys an older
         run did not store)."""
-        return RunArguments.from_dict(self.hyperparameters)
+        return RunArguments.from_dict(self.hyperparameters, kind=self.kind)
 
     @property
     def adapter_dir(self) -> Path | None:
         """Where the trainer saves the run's final adapter (it may not exist yet); None before
         the run has an output folder."""
         return Path(self.output_dir) / ADAPTER_DIR if self.output_dir else None
+
+    @property
+    def is_sft(self) -> bool:
+        return self.kind == self.Kind.SFT
 
     @property
     def trained_elsewhere(self) -> bool:
@@ -268,6 +286,34 @@ class Revision(models.Model):
     def timed_out(self) -> bool:
         """The renderer's watchdog stopped the sketch (a verdict on the code, not a failure)."""
         return "render_timeout" in self.violations
+
+
+class SftDataset(models.Model):
+    """A frozen, versioned SFT dataset (training/sft/dataset.py built it): its examples as they
+    were when frozen, what each source gave, and what the pool's eval split kept out. Runs train
+    on it as it is; a new build of the same name is a new version."""
+
+    name = models.CharField(max_length=80)
+    version = models.PositiveIntegerField()
+    pool = models.ForeignKey("curation.Pool", on_delete=models.PROTECT, related_name="sft_datasets",
+                             help_text="whose references it may use and whose eval split never enters it")
+    sources = models.JSONField(help_text="the SftSources it was built from")
+    counts = models.JSONField(help_text="per source: found, kept, duplicates, eval_excluded, refused")
+    left_out = models.JSONField(default=list, help_text="what the eval split kept out, by origin")
+    examples = models.JSONField(help_text="[{subject, code, source, origin}], in the order they were kept")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="one_sft_dataset_per_version")]
+
+    def __str__(self) -> str:
+        return f"{self.label} ({len(self.examples)} examples)"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}:v{self.version}"
 
 
 class RunExport(ExportJob):

@@ -1,4 +1,5 @@
-"""Writes for training: launch, stop, resume, duplicate and delete runs; resume waiting runs."""
+"""Writes for training: launch (GRPO or SFT, GRPO from an SFT run's adapter), stop, resume,
+duplicate and delete runs; resume waiting runs; freeze SFT datasets."""
 from __future__ import annotations
 
 import logging
@@ -9,8 +10,8 @@ from celery.utils import uuid
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.storage import default_storage
-from django.db import transaction
-from django.db.models import Count
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max
 from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
@@ -24,10 +25,11 @@ from painting.pipeline import stage_queues
 from painting.probing import recipe_probe
 from painting.selectors import UnknownRecipe, recipe_get
 from training import gpu_budget
-from training.grpo.config import VLLM_BACKENDS, RunArguments
+from training.grpo.config import GRPO, SFT, VLLM_BACKENDS, RunArguments
 from training.grpo.tracking import tracking_problem
-from training.models import Rollout, Run
+from training.models import Rollout, Run, SftDataset
 from training.selectors import RunDeletion, resume_redo, run_deletion
+from training.sft.dataset import SftSources, build_dataset
 
 log = logging.getLogger(__name__)
 # Services send the trainer's task by name: training/tasks.py imports this module, so importing
@@ -154,13 +156,19 @@ def run_launch(
     seed: int = 0,
     name: str = "",
     created_by: AbstractBaseUser | None = None,
+    kind: str = GRPO,
+    sft_dataset: SftDataset | None = None,
+    init_run: Run | None = None,
 ) -> Run:
-    """Validate and queue a GRPO run on the `train` queue (after the transaction commits).
+    """Validate and queue a run on the `train` queue (after the transaction commits).
 
     `recipe_overrides` sets this run's length thresholds on its recipe snapshot.
     `recipe_snapshot` (a stored run's recipe) is used as it is instead of looking the name up,
     so a copy of an old run keeps its recipe even where a preset of that name changed since.
+    `kind` "sft" trains on the frozen `sft_dataset` (its pool's eval split evaluates it; the
+    recipe scores that evaluation); `init_run`, an SFT run, makes a GRPO run continue its LoRA.
     """
+    arguments, base_model = _kind_arguments(kind, arguments or {}, base_model, pool, sft_dataset, init_run)
     try:
         recipe = Recipe.from_dict(recipe_snapshot) if recipe_snapshot else recipe_get(recipe_name)
     except UnknownRecipe as exc:
@@ -175,7 +183,7 @@ def run_launch(
     except ValueError as exc:
         raise LaunchError(str(exc)) from exc
     try:
-        args = RunArguments.from_dict(arguments or {})
+        args = RunArguments.from_dict(arguments, kind=kind)
     except (TypeError, ValueError) as exc:
         raise LaunchError(str(exc)) from exc
     base_model = base_model or default_base_model()
@@ -188,9 +196,10 @@ def run_launch(
         _check_workers(recipe)  # it asks the workers (a second with the Redis broker)
         _check_parts(recipe, pool)  # last: a score worker probes the parts
     subjects = [s.strip() for s in (subjects or []) if s and s.strip()] or [SUBJECTS[0].text]
+    default_name = f"SFT on {sft_dataset.label}" if kind == SFT else f"{recipe.name} on {pool.label}"
     with transaction.atomic():
         run = Run.objects.create(
-            name=name.strip()[:120] or f"{recipe.name} on {pool.label}",
+            name=name.strip()[:120] or default_name, kind=kind, sft_dataset=sft_dataset, init_run=init_run,
             pool=pool, base_model=base_model, recipe_name=recipe.name, recipe=recipe.to_dict(),
             subjects=subjects, hyperparameters=args.to_dict(), seed=seed, created_by=created_by,
         )
@@ -198,6 +207,69 @@ def run_launch(
         run.save(update_fields=["output_dir"])
         transaction.on_commit(lambda: _enqueue_training(run.id))
     return run
+
+
+# What a GRPO run from SFT must share with the SFT run whose LoRA it continues.
+CONTINUED_LORA = ("lora_r", "lora_alpha", "lora_target_experts")
+
+
+def _kind_arguments(kind: str, arguments: dict, base_model: str | None, pool: Pool, sft_dataset: SftDataset | None,
+                    init_run: Run | None) -> tuple[dict, str | None]:
+    """The arguments and base model a run of `kind` launches with: an SFT run's steps from its
+    dataset, a continued LoRA's rank from the SFT run. LaunchError for what does not go together."""
+    if kind not in (GRPO, SFT):
+        raise LaunchError(f"a run is grpo or sft, not {kind!r}")
+    if kind == SFT:
+        if sft_dataset is None:
+            raise LaunchError("an SFT run needs a frozen SFT dataset (build one on the SFT datasets page or with "
+                              "manage.py sft_dataset --freeze)")
+        if init_run is not None:
+            raise LaunchError("only a GRPO run starts from an SFT run's adapter")
+        if sft_dataset.pool_id != pool.id:
+            raise LaunchError(f"{sft_dataset.label} was built clear of pool {sft_dataset.pool.label}'s eval split: "
+                              f"evaluate it on that pool, not {pool.label}")
+        try:
+            args = RunArguments.from_dict(arguments, kind=SFT)
+        except (TypeError, ValueError) as exc:
+            raise LaunchError(str(exc)) from exc
+        if args.turns != 1 or args.environment_url:
+            raise LaunchError("an SFT run trains one sketch per prompt on the studio's own data: turns 1, no "
+                              "environment_url")
+        return {**arguments, "max_steps": args.steps_for(len(sft_dataset.examples))}, base_model
+    if sft_dataset is not None:
+        raise LaunchError("a GRPO run draws its prompts from the pool's subjects, not from an SFT dataset")
+    if init_run is None:
+        return arguments, base_model
+    if not init_run.is_sft or init_run.status not in (Run.Status.FINISHED, Run.Status.STOPPED) \
+            or not init_run.steps_done:
+        raise LaunchError(f"run {init_run.id} is not an SFT run that finished or stopped with an adapter")
+    if base_model and base_model != init_run.base_model:
+        raise LaunchError(f"run {init_run.id}'s adapter was trained on {init_run.base_model}, not {base_model}")
+    sft_args = init_run.arguments
+    return {**arguments, **{key: getattr(sft_args, key) for key in CONTINUED_LORA}}, init_run.base_model
+
+
+def sft_dataset_freeze(*, name: str, sources: SftSources, created_by: AbstractBaseUser | None = None) -> SftDataset:
+    """Build the dataset from `sources` and freeze it as the next version of `name`."""
+    name = name.strip()[:80]
+    if not name:
+        raise LaunchError("give the SFT dataset a name")
+    built = build_dataset(sources)
+    if not built.examples:
+        raise LaunchError("these sources give no example: nothing to freeze")
+    for _attempt in range(3):  # two curators freezing the same name at once: the next version
+        try:
+            with transaction.atomic():
+                latest = SftDataset.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0
+                return SftDataset.objects.create(
+                    name=name, version=latest + 1, pool_id=sources.pool_id, sources=sources.to_dict(),
+                    counts={source: count.to_dict() for source, count in built.counts.items()},
+                    left_out=built.left_out, examples=[example.stored() for example in built.examples],
+                    created_by=created_by,
+                )
+        except IntegrityError:
+            continue
+    raise LaunchError(f"could not number a new version of {name}: try again")
 
 
 def _enqueue_training(run_id: int, resume: bool = False) -> None:
@@ -281,6 +353,7 @@ def run_duplicate(*, run: Run, created_by: AbstractBaseUser | None = None) -> Ru
         pool=run.pool, recipe_name=run.recipe_name, recipe_snapshot=run.recipe,  # its recipe, not today's preset
         base_model=run.base_model, arguments=run.hyperparameters,
         subjects=run.subjects, seed=run.seed, name=f"{run.name} (copy)", created_by=created_by,
+        kind=run.kind, sft_dataset=run.sft_dataset, init_run=run.init_run,
     )
 
 
@@ -296,6 +369,10 @@ def run_delete(*, run: Run, revisions_seen: int = 0) -> RunDeletion:
         run = Run.objects.select_for_update().get(pk=run.pk)
         if run.is_active:
             raise LaunchError("stop the run before deleting it")
+        continuing = list(run.continued_by.values_list("id", flat=True))
+        if continuing:
+            ids = ", ".join(f"#{i}" for i in continuing)
+            raise LaunchError(f"GRPO run {ids} continues this run's adapter (it resumes from it): delete {ids} first")
         # Locking the rollouts holds back a revision being saved now (its foreign key waits).
         list(Rollout.objects.select_for_update().filter(run=run).values_list("id", flat=True))
         deletion = run_deletion(run)

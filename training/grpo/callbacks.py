@@ -30,7 +30,10 @@ def _clean(value):
 
 
 class RunCallback(TrainerCallback):
-    def __init__(self, run_id: int, reward: PaintingReward, task_id: str):
+    """A Step row per logged step, the run's steps done, and its stop flag. `reward`: a GRPO run's
+    reward function, whose step figures join TRL's; None for an SFT run (TRL's figures alone)."""
+
+    def __init__(self, run_id: int, reward: PaintingReward | None, task_id: str):
         self.run_id = run_id
         self.reward = reward
         self.task_id = task_id
@@ -44,15 +47,18 @@ class RunCallback(TrainerCallback):
 
     def on_step_begin(self, args, state, control, **kwargs):
         self.step_started = time.monotonic()
-        self.reward.step_started_at = self.step_started
+        if self.reward is not None:
+            self.reward.step_started_at = self.step_started
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs or "train_runtime" in logs:
             return  # the end-of-training summary is not a step
         step = state.global_step
         metrics = {k: _clean(v) for k, v in logs.items()}
-        record = self.reward.last
-        if record is not None and record.step == step:
+        record = self.reward.last if self.reward is not None else None
+        if self.reward is None:
+            metrics[keys.STEP_S] = time.monotonic() - self.step_started
+        elif record is not None and record.step == step:
             for key, value in record.metrics.items():
                 metrics.setdefault(key, _clean(value))
             step_time = metrics.get("step_time") or (time.monotonic() - self.step_started)

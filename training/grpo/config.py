@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, InitVar, asdict, dataclass, field, fields
 from typing import Any, get_type_hints
 
 # The canvas sizes a run can render at, largest first (the sketch always sees 600 units).
@@ -33,6 +33,10 @@ DEFAULT_VLLM_MAX_MODEL_LENGTH = 20_480
 # TRL 1.16's loss types but "luspo", which needs sequence-level importance sampling (not a
 # run argument). The published runs name none, so theirs is TRL's default, "dapo".
 LOSS_TYPES = ("dapo", "grpo", "dr_grpo", "bnpo", "cispo", "sapo", "vespo")
+# The run kinds an argument is for: GRPO runs read them all; an SFT run (training/sft/) reads
+# those declared for both, and its own.
+GRPO, SFT = "grpo", "sft"
+BOTH = (GRPO, SFT)
 
 
 def argument(
@@ -44,13 +48,16 @@ def argument(
     choices: tuple | None = None,
     label: str | None = None,
     on_form: bool = False,
+    kinds: tuple[str, ...] = (GRPO,),
 ) -> Any:
     """A RunArguments field with its bounds (inclusive), choices, help text and form label.
 
     `on_form` puts it on the launch form; every argument can be set with `train --set`.
+    `kinds`: the run kinds that read it (the form shows it for those).
     """
     return field(default=default, metadata={
         "help": help, "min": min, "max": max, "choices": choices, "label": label, "on_form": on_form,
+        "kinds": kinds,
     })
 
 
@@ -68,6 +75,7 @@ class ArgumentSpec:
     max: float | None
     choices: tuple | None
     on_form: bool
+    kinds: tuple[str, ...] = (GRPO,)
 
     def problem(self, value: Any) -> str | None:
         """Why `value` is not acceptable for this argument, or None."""
@@ -133,25 +141,30 @@ class RunArguments:
 
     max_steps: int = argument(60, min=1, max=100_000, label="Steps", on_form=True,
                               help="GRPO steps (optimizer updates)")
+    num_train_epochs: float = argument(
+        3.0, min=0.01, max=1000.0, label="Epochs (SFT)", on_form=True, kinds=(SFT,),
+        help="passes over the SFT dataset; with the batch they set the run's steps (its examples ÷ (per-device "
+             "batch × accumulation), rounded up, × epochs)")
+    sft_max_length: int = argument(
+        4096, min=64, max=131_072, label="Longest example (SFT)", kinds=(SFT,),
+        help="tokens of the longest SFT example (prompt and completion); longer ones are left out, not cut: a cut "
+             "sketch would teach a sketch without its end")
     num_generations: int = argument(8, min=2, max=64, label="Generations per prompt (G)", on_form=True,
                                     help="completions per prompt: one GRPO group")
     per_device_train_batch_size: int = argument(
         1, min=1, max=512, label="Per-device batch", on_form=True,
-        help="completions in one forward and backward pass on each device (1 as published)",
-    )
+        help="completions in one forward and backward pass on each device (1 as published)", kinds=BOTH)
     gradient_accumulation_steps: int = argument(
         8, min=1, max=1024, label="Gradient accumulation", on_form=True,
         help="passes per optimizer step (8 as published); a step trains on per-device batch × accumulation "
-             "completions, a whole number of groups of G",
-    )
+             "completions, a whole number of groups of G", kinds=BOTH)
     learning_rate: float = argument(
         5e-5, min=1e-8, max=1.0, on_form=True,
-        help="5e-5 as published (a 35B model); the tiny demo model shows its progress in 20 steps at 1e-3",
-    )
-    warmup_steps: int = argument(5, min=0, on_form=True, help="learning-rate warm-up steps")
+        help="5e-5 as published (a 35B model); the tiny demo model shows its progress in 20 steps at 1e-3", kinds=BOTH)
+    warmup_steps: int = argument(5, min=0, on_form=True, help="learning-rate warm-up steps", kinds=BOTH)
     lr_scheduler_type: str = argument("constant_with_warmup", on_form=True, label="LR schedule",
                                       choices=("constant_with_warmup", "constant", "linear", "cosine"),
-                                      help="learning-rate schedule after the warm-up")
+                                      help="learning-rate schedule after the warm-up", kinds=BOTH)
     scale_rewards: str = argument("none", choices=("none", "group", "batch"), on_form=True,
                                   help="divide advantages by the reward std of the group or batch, or not")
     loss_type: str = argument("dapo", choices=LOSS_TYPES, label="Loss", on_form=True,
@@ -171,19 +184,19 @@ class RunArguments:
         help="a multi-turn rollout's reward is the final painting's reward plus this weight times its gain over "
              "the first turn's (final - first); 0: the final painting's reward alone",
     )
-    top_p: float = argument(0.95, min=0.01, max=1.0, on_form=True, help="nucleus sampling")
-    top_k: int = argument(20, min=0, on_form=True, help="sample from the k likeliest tokens (0: all)")
-    temperature: float = argument(1.0, min=0.01, max=5.0, on_form=True, help="sampling temperature")
+    top_p: float = argument(0.95, min=0.01, max=1.0, on_form=True, help="nucleus sampling", kinds=BOTH)
+    top_k: int = argument(20, min=0, on_form=True, help="sample from the k likeliest tokens (0: all)", kinds=BOTH)
+    temperature: float = argument(1.0, min=0.01, max=5.0, on_form=True, help="sampling temperature", kinds=BOTH)
     max_completion_length: int = argument(8192, min=16, max=65_536, on_form=True,
-                                          help="longest reply in tokens; longer ones are cut (and fail the gate)")
+                                          help="longest reply in tokens; longer ones are cut (and fail the gate)", kinds=BOTH)
     beta: float = argument(0.0, min=0.0, on_form=True, help="KL penalty against the base model (0: none)")
-    lora_r: int = argument(16, min=1, label="LoRA r", on_form=True, help="LoRA rank")
-    lora_alpha: int = argument(32, min=1, label="LoRA α", on_form=True, help="LoRA scaling")
+    lora_r: int = argument(16, min=1, label="LoRA r", on_form=True, help="LoRA rank", kinds=BOTH)
+    lora_alpha: int = argument(32, min=1, label="LoRA α", on_form=True, help="LoRA scaling", kinds=BOTH)
     lora_dropout: float = argument(0.0, min=0.0, max=0.9, label="LoRA dropout", on_form=True,
-                                   help="dropout on the LoRA layers' input (0 as published)")
+                                   help="dropout on the LoRA layers' input (0 as published)", kinds=BOTH)
     render_size: int = argument(600, choices=RENDER_SIZES, on_form=True,
-                                help="pixels of a training render (the sketch always draws on 600 units)")
-    checkpoint_every: int = argument(10, min=1, on_form=True, help="steps between checkpoints (Resume starts there)")
+                                help="pixels of a training render (the sketch always draws on 600 units)", kinds=BOTH)
+    checkpoint_every: int = argument(10, min=1, on_form=True, help="steps between checkpoints (Resume starts there)", kinds=BOTH)
     generation: str = argument(
         "generate", choices=GENERATION_BACKENDS, on_form=True,
         help="generate: transformers' generate; continuous-batching: transformers' paged continuous batching; "
@@ -203,39 +216,33 @@ class RunArguments:
         1, min=1, max=16, help="GPUs one colocated vLLM engine spans (vllm-colocate; TRL's vllm_tensor_parallel_size): "
                                "2+ for a policy whose weights do not fit one GPU beside the trainer")
     lora_target_experts: bool = argument(
-        False, help="LoRA on the routed experts of a MoE model too (PEFT target_parameters; needs lora_dropout 0)",
-    )
-    bf16: bool | None = argument(None, help="bfloat16 training; none: on a GPU, off on CPU")
+        False, help="LoRA on the routed experts of a MoE model too (PEFT target_parameters; needs lora_dropout 0)", kinds=BOTH)
+    bf16: bool | None = argument(None, help="bfloat16 training; none: on a GPU, off on CPU", kinds=BOTH)
     torch_threads: int = argument(1, min=1, max=256,
-                                  help="torch threads per process on CPU (contended OpenMP threads collapse throughput)")
-    render_deadline_s: float = argument(300.0, min=1.0, help="seconds for a whole group's renders")
-    score_deadline_s: float = argument(300.0, min=1.0, help="seconds for a whole group's scoring")
-    eval_samples_per_subject: int = argument(2, min=1, max=64, help="held-out replies per subject after training")
+                                  help="torch threads per process on CPU (contended OpenMP threads collapse throughput)", kinds=BOTH)
+    render_deadline_s: float = argument(300.0, min=1.0, help="seconds for a whole group's renders", kinds=BOTH)
+    score_deadline_s: float = argument(300.0, min=1.0, help="seconds for a whole group's scoring", kinds=BOTH)
+    eval_samples_per_subject: int = argument(2, min=1, max=64, help="held-out replies per subject after training", kinds=BOTH)
     report_to: str = argument(
         "none", choices=("none", "trackio", "wandb", "trackio,wandb"), label="Tracking", on_form=True,
-        help="also log metrics and completions to trackio (local files) and/or Weights & Biases",
-    )
+        help="also log metrics and completions to trackio (local files) and/or Weights & Biases", kinds=BOTH)
     num_processes: int = argument(
         1, min=0, max=MAX_PROCESSES,
         help="training processes: 1 trains in the train worker's own process; N > 1 starts N with accelerate "
-             "launch (one per GPU), sharing each step's completions; 0: one per visible GPU (1 without a GPU)",
-    )
+             "launch (one per GPU), sharing each step's completions; 0: one per visible GPU (1 without a GPU)", kinds=BOTH)
     accelerate_config: str = argument(
         "", help="an accelerate config file on the train worker's machine (e.g. DeepSpeed ZeRO): the run is "
-                 "started with accelerate launch --config_file, even with one process",
-    )
+                 "started with accelerate launch --config_file, even with one process", kinds=BOTH)
     hub_model_id: str = argument(
         "", label="Push to the Hub", on_form=True,
         help="a Hub model repo (OWNER/NAME) the trainer pushes its checkpoints and final adapter to, with the train "
-             "worker's HF_TOKEN, so they outlive its machine; empty: no push",
-    )
+             "worker's HF_TOKEN, so they outlive its machine; empty: no push", kinds=BOTH)
     hub_strategy: str = argument(
         "checkpoint", choices=("checkpoint", "every_save", "all_checkpoints", "end"),
         help="what reaches the Hub (TRL's hub_strategy): checkpoint, the latest checkpoint as last-checkpoint/ (a "
              "resume can start from it); every_save, each save; all_checkpoints, each in its own folder; end, the "
-             "final adapter only",
-    )
-    hub_private_repo: bool = argument(True, help="create the Hub repo private")
+             "final adapter only", kinds=BOTH)
+    hub_private_repo: bool = argument(True, help="create the Hub repo private", kinds=BOTH)
     environment_url: str = argument(
         "", label="OpenEnv environment URL", on_form=True,
         help="take rewards from a remote OpenEnv environment (another studio's manage.py serve_env, or the published "
@@ -247,7 +254,11 @@ class RunArguments:
              "itself is never stored with the run)",
     )
 
-    def __post_init__(self) -> None:
+    # The run kind the arguments are for: an SFT run has no groups to fill (not stored: Run.kind is).
+    kind: InitVar[str] = GRPO
+
+    def __post_init__(self, kind: str = GRPO) -> None:
+        self._kind = kind
         errors = self.problems()
         if errors:
             raise ValueError("; ".join(errors))
@@ -262,6 +273,13 @@ class RunArguments:
 
     def _combined_problems(self) -> list[str]:
         problems = []
+        if self._kind == SFT:
+            if self.num_processes > 1:
+                try:
+                    batch_layout(self, self.num_processes)
+                except ValueError as exc:
+                    problems.append(str(exc))
+            return problems
         if self.generation_batch_size % self.num_generations:
             problems.append(
                 f"per_device_train_batch_size × gradient_accumulation_steps ({self.per_device_train_batch_size} × "
@@ -296,13 +314,13 @@ class RunArguments:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> RunArguments:
+    def from_dict(cls, data: dict[str, Any] | None, *, kind: str = GRPO) -> RunArguments:
         """Unknown keys are ignored: stored runs may carry arguments that have moved
         (length_*_tokens now live in the run's recipe snapshot). Keys that were replaced are
         read into their successors (see `_successor_keys`)."""
         known = {f.name for f in fields(cls)}
         data = {**_successor_keys(data or {}), **(data or {})}
-        return cls(**{key: value for key, value in data.items() if key in known})
+        return cls(**{key: value for key, value in data.items() if key in known}, kind=kind)
 
     @property
     def generation_batch_size(self) -> int:
@@ -315,10 +333,16 @@ class RunArguments:
         """GRPO groups per optimizer step."""
         return self.generation_batch_size // self.num_generations
 
-    def shared_with(self, config_class: type) -> dict[str, Any]:
-        """The arguments another dataclass declares under the same names (e.g. TRL's GRPOConfig)."""
+    def shared_with(self, config_class: type, *, kind: str = GRPO) -> dict[str, Any]:
+        """The arguments of a `kind` run that another dataclass declares under the same names
+        (e.g. TRL's GRPOConfig or SFTConfig)."""
         theirs = {f.name for f in fields(config_class)}
-        return {name: value for name, value in self.to_dict().items() if name in theirs}
+        mine = {spec.name for spec in argument_specs() if kind in spec.kinds}
+        return {name: value for name, value in self.to_dict().items() if name in theirs and name in mine}
+
+    def steps_for(self, examples: int) -> int:
+        """An SFT run's optimizer steps over `examples` examples: whole batches, times the epochs."""
+        return max(1, math.ceil(math.ceil(examples / self.generation_batch_size) * self.num_train_epochs))
 
 
 @dataclass(frozen=True)
@@ -372,7 +396,7 @@ def argument_specs() -> tuple[ArgumentSpec, ...]:
         specs.append(ArgumentSpec(
             name=f.name, kind=kinds[0], optional=type(None) in getattr(hints[f.name], "__args__", ()),
             default=f.default, help=meta["help"], label=meta["label"] or f.name.replace("_", " ").capitalize(),
-            min=meta["min"], max=meta["max"], choices=meta["choices"], on_form=meta["on_form"],
+            min=meta["min"], max=meta["max"], choices=meta["choices"], on_form=meta["on_form"], kinds=meta["kinds"],
         ))
     return tuple(specs)
 

@@ -1,4 +1,5 @@
-"""GRPO training of one Run, in the shape of TRL's example scripts.
+"""GRPO training of one Run, in the shape of TRL's example scripts (an SFT run's trainer is
+training/sft/trainer.py; `train_steps` trains either).
 
     config  = GRPOConfig(...)                      # from the run's hyper-parameters
     trainer = GRPOTrainer(model, reward_funcs, args=config, train_dataset, peft_config, callbacks)
@@ -31,6 +32,8 @@ from training.grpo.pausing import WorkersMissing, checkpoint_now
 from training.grpo.tracking import grpo_tracking_arguments
 from training.grpo.turns import RevisionRollout
 from training.models import Run
+from training.sft.trainer import build_sft_trainer
+from training.sft.warm_start import StartCheckCallback, continued_model
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +79,7 @@ def cpu_continuous_batching(args: RunArguments, processes: int) -> dict[str, int
     return {"num_blocks": sequences * -(-per_sequence // CB_PAGE_TOKENS), "max_batch_tokens": CB_CPU_BATCH_TOKENS}
 
 
-def grpo_config(run: Run, args: RunArguments, *, processes: int = 1):
+def grpo_config(run: Run, args: RunArguments, *, processes: int = 1, model_given: bool = False):
     """TRL's GRPOConfig: every run argument GRPOConfig also declares, plus what the app decides."""
     import torch
     from trl import GRPOConfig
@@ -95,7 +98,8 @@ def grpo_config(run: Run, args: RunArguments, *, processes: int = 1):
         "use_cpu": not on_gpu,
         "bf16": bf16,
         "gradient_checkpointing": on_gpu,  # TRL defaults it on; on CPU it only costs time
-        "model_init_kwargs": {"dtype": "bfloat16"} if bf16 else None,
+        # Only for a model TRL loads itself (GRPO from SFT hands it the loaded model).
+        "model_init_kwargs": {"dtype": "bfloat16"} if bf16 and not model_given else None,
         **asdict(batch_layout(args, processes)),
         "chat_template_kwargs": {"enable_thinking": False},  # Qwen3 templates think by default
         "logging_steps": 1,
@@ -142,15 +146,23 @@ def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int 
                                   paintings=painting_encoder(run.base_model, processing_class))
         trainer_class = RevisionGRPOTrainer
     private_api.check(trainer_class)
+    callbacks = [RunCallback(run.id, reward, task_id), CheckpointCallback(run.id), TrackingCallback(run, args.report_to)]
+    model, peft_config = run.base_model, lora_config(args)
+    if run.init_run_id:  # GRPO from SFT: continue the SFT run's LoRA (training/sft/warm_start.py says why)
+        import torch
+
+        bf16 = torch.cuda.is_available() if args.bf16 is None else args.bf16
+        model, peft_config = continued_model(run.init_run, bf16=bf16), None
+        callbacks.append(StartCheckCallback(run))
     trainer = trainer_class(
-        model=run.base_model,
+        model=model,
         processing_class=processing_class,
         reward_funcs=reward,
         rollout_func=rollout,
-        args=grpo_config(run, args, processes=processes),
+        args=grpo_config(run, args, processes=processes, model_given=run.init_run_id is not None),
         train_dataset=training_dataset(run, args),
-        peft_config=lora_config(args),
-        callbacks=[RunCallback(run.id, reward, task_id), CheckpointCallback(run.id), TrackingCallback(run, args.report_to)],
+        peft_config=peft_config,
+        callbacks=callbacks,
     )
     lora_reach.report(trainer.model)
     return trainer
@@ -177,7 +189,8 @@ def train_steps(run: Run, args: RunArguments, task_id: str, *, checkpoint: Path 
 
     if not torch.cuda.is_available():
         torch.set_num_threads(max(1, args.torch_threads))
-    trainer = build_trainer(run, args, task_id, processes=processes)
+    build = build_sft_trainer if run.is_sft else build_trainer
+    trainer = build(run, args, task_id, processes=processes)
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     except WorkersMissing as missing:
@@ -194,12 +207,19 @@ def train_steps(run: Run, args: RunArguments, task_id: str, *, checkpoint: Path 
 
 
 def _evaluate(run: Run, trainer) -> None:
-    """Held-out evaluation of the adapter; its failure is recorded, never the run's."""
+    """Held-out evaluation of the adapter (an SFT run's base model too, with the adapter off, so
+    its page compares them); its failure is recorded, never the run's."""
     from training.evaluation import evaluate_run
 
     try:
         trainer.model.eval()
-        evaluate_run(run, trainer.model, trainer.processing_class)
+        if run.is_sft:
+            with trainer.model.disable_adapter():
+                base = evaluate_run(run, trainer.model, trainer.processing_class, store=False)
+            result = evaluate_run(run, trainer.model, trainer.processing_class, store=False)
+            Run.objects.filter(id=run.id).update(eval_result={**result, "base": base})
+        else:
+            evaluate_run(run, trainer.model, trainer.processing_class)
     except Exception as exc:  # noqa: BLE001
         log.exception("evaluation of run %s failed", run.id)
         close_old_connections()

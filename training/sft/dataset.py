@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from curation.models import Pool, PoolMember, Provenance, Reference, Tier
@@ -34,6 +34,10 @@ from paintenv.prompts import build_messages
 from training.models import Revision, Rollout
 
 SOURCES = ("references", "revisions", "promoted", "rollouts", "imported")
+# Qwen3 templates think by default; GRPO samples with thinking off, so SFT renders its prompts
+# the same way (a template without the switch ignores it). TRL's SFTTrainer reads the kwargs
+# from each row's `chat_template_kwargs`.
+CHAT_TEMPLATE_KWARGS = {"enable_thinking": False}
 PROMPT_PREFIX, PROMPT_SUFFIX = "Paint ", " in loose watercolour."
 
 
@@ -54,6 +58,14 @@ class SftSources:
         if not set(self.reference_tiers) <= {Tier.LOVE, Tier.OKAY}:
             raise ValueError("reference_tiers are love, or love and okay")
 
+    def to_dict(self) -> dict:
+        return {**asdict(self), "reference_tiers": list(self.reference_tiers), "run_ids": list(self.run_ids)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SftSources:
+        return cls(**{**data, "reference_tiers": tuple(data.get("reference_tiers", (Tier.LOVE,))),
+                      "run_ids": tuple(data.get("run_ids", ()))})
+
 
 @dataclass(frozen=True)
 class Example:
@@ -62,10 +74,18 @@ class Example:
     source: str  # one of SOURCES
     origin: str  # where it came from, e.g. "reference 12", "run 3 step 4 rollout 1"
 
-    def row(self) -> dict:
+    def chat(self) -> dict:
+        """TRL's conversational prompt/completion row."""
         return {"prompt": build_messages(self.subject),
                 "completion": [{"role": "assistant", "content": f"```js\n{self.code.strip()}\n```"}],
-                "subject": self.subject, "source": self.source, "origin": self.origin}
+                "chat_template_kwargs": CHAT_TEMPLATE_KWARGS}
+
+    def row(self) -> dict:
+        """The chat row with where it came from (the export's columns)."""
+        return {**self.chat(), "subject": self.subject, "source": self.source, "origin": self.origin}
+
+    def stored(self) -> dict:
+        return {"subject": self.subject, "code": self.code, "source": self.source, "origin": self.origin}
 
 
 @dataclass
@@ -75,6 +95,9 @@ class SourceCount:
     duplicates: int = 0
     eval_excluded: int = 0
     refused: int = 0  # the gate refuses the code
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 @dataclass

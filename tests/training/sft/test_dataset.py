@@ -2,8 +2,6 @@
 split's references kept out whichever source carries their code."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from curation.models import PoolMember
@@ -12,27 +10,11 @@ from paintapp.lib.storage import store_content_addressed
 from paintenv.prompts import build_messages
 from tests.curation.factories import make_reference, png_bytes
 from tests.training.factories import make_run
+from tests.training.sft.conftest import SKETCHES, variant
 from training.models import Revision, Rollout
 from training.sft.dataset import SftSources, build_dataset
 
 pytestmark = pytest.mark.django_db
-CORPUS = Path(__file__).resolve().parents[2] / "paintenv" / "corpus" / "good"
-SKETCHES = {name: (CORPUS / f"{name}.js").read_text() for name in ("hibiscus", "iris", "poppy", "rose", "minimal")}
-
-
-def variant(code: str, n: int) -> str:
-    """The same sketch with one number changed: another example, not a duplicate."""
-    return code.replace("createCanvas(600, 600, WEBGL);", f"createCanvas(600, 600, WEBGL); let variant = {n};", 1)
-
-
-@pytest.fixture
-def pool(curator):
-    """Six love and two okay references with their code; eval share 0.25: two go to eval."""
-    codes = [variant(SKETCHES["hibiscus"], i) for i in range(6)] + [SKETCHES["iris"], SKETCHES["poppy"]]
-    for i, code in enumerate(codes):
-        grade_set(reference=make_reference(subject=f"a flower {i}", source=code), curator=curator,
-                  tier="love" if i < 6 else "okay")
-    return pool_freeze(name="sft", curator=curator, eval_share=0.25, seed=3)
 
 
 def members(pool, split: str) -> list[PoolMember]:
