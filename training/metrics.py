@@ -94,11 +94,12 @@ CHART_KEYS = tuple(dict.fromkeys(
 
 
 
-def charts(*, turns: int, trained_here: bool = True, kind: str = "grpo") -> tuple[dict, ...]:
-    """The charts a run's page draws: its kind's, the revision chart only for runs with revision
-    turns, the trainer's own figures only for runs the studio trains."""
+def charts(*, turns: int, trained_here: bool = True, kinds: set[str] | frozenset[str] = frozenset({"grpo"})
+           ) -> tuple[dict, ...]:
+    """The charts a run's page draws: those of the run kinds shown, the revision chart only for
+    runs with revision turns, the trainer's own figures only for runs the studio trains."""
     return tuple(chart for chart in CHARTS
-                 if kind in chart.get("kinds", ("grpo",))
+                 if set(kinds) & set(chart.get("kinds", ("grpo",)))
                  and (turns > 1 or not chart.get("turns")) and (trained_here or not chart.get("trainer")))
 
 
@@ -107,4 +108,5 @@ TEMPLATE_KEYS = {
     "gate_pass_rate": GATE_PASS_RATE, "none_count": NONE_COUNT, "late_count": LATE_COUNT, "low_count": LOW_COUNT,
     "paint_fraction": PAINT_FRACTION, "step_s": STEP_S, "generation_s": GENERATION_S, "render_s": RENDER_S,
     "score_s": SCORE_S, "update_s": UPDATE_S, "reward": REWARD, "low_reward": LOW_REWARD,
+    "token_accuracy": TOKEN_ACCURACY, "learning_rate": LEARNING_RATE, "grad_norm": GRAD_NORM, "num_tokens": NUM_TOKENS,
 }

@@ -15,7 +15,7 @@ from training import metrics as keys
 from training.editor.presenters import failure_label
 from training.grpo.checkpoints import checkpoint_step, last_checkpoint
 from training.grpo.config import RunArguments
-from training.models import Revision, Rollout, RolloutTurn, Run, Step
+from training.models import Revision, Rollout, RolloutTurn, Run, SftDataset, Step
 
 
 def run_list() -> QuerySet:
@@ -357,13 +357,22 @@ def runs_to_compare(run: Run, raw_ids: list[str]) -> list[Run]:
 
 
 def compare_choices(run: Run, *, selected: list[Run], limit: int = 30) -> list[tuple[Run, bool]]:
-    """Runs worth overlaying: those on the same pool first, then the newest, with their state."""
+    """Runs worth overlaying: the SFT run this one continues and the GRPO runs that continue it,
+    then those on the same pool, then the newest, with their state."""
     chosen = {r.id for r in selected}
+    linked = set(linked_runs(run))
     others = list(
-        Run.objects.exclude(id=run.id).filter(steps_done__gt=0).select_related("pool").order_by("-created_at")[:limit]
+        Run.objects.exclude(id=run.id).filter(Q(steps_done__gt=0) | Q(id__in=linked)).select_related("pool")
+        .order_by("-created_at")[:limit]
     )
-    others.sort(key=lambda r: (r.pool_id != run.pool_id, -r.created_at.timestamp()))
+    others.sort(key=lambda r: (r.id not in linked, r.pool_id != run.pool_id, -r.created_at.timestamp()))
     return [(r, r.id in chosen) for r in others]
+
+
+def linked_runs(run: Run) -> list[int]:
+    """The ids of the runs a warm start links to this one: its SFT run, the GRPO runs continuing it."""
+    return [*([run.init_run_id] if run.init_run_id else []),
+            *Run.objects.filter(init_run=run).order_by("id").values_list("id", flat=True)]
 
 
 # --- deletion -----------------------------------------------------------------------------
@@ -451,3 +460,45 @@ def run_deletion(run: Run) -> RunDeletion:
         has_adapter=present and run.adapter_dir.is_dir(),
         revisions=sum(n for _, n in by), revisions_by=by,
     )
+
+
+def sft_dataset_get(label: str) -> SftDataset:
+    """`name` (latest version) or `name:VERSION` / `name:vVERSION`; SftDataset.DoesNotExist, or
+    ValueError for a version that is not a number."""
+    name, _, version = label.partition(":")
+    datasets = SftDataset.objects.filter(name=name)
+    found = datasets.filter(version=int(version.lstrip("v"))).first() if version else datasets.order_by("-version").first()
+    if found is None:
+        raise SftDataset.DoesNotExist(f"no SFT dataset {label!r}")
+    return found
+
+
+def sft_datasets():
+    """Every frozen SFT dataset, newest first, with its pool and run count."""
+    return SftDataset.objects.select_related("pool", "created_by").annotate(run_count=Count("runs")).order_by(
+        "-created_at")
+
+
+@dataclass(frozen=True)
+class LadderRow:
+    """One model of a warm start's held-out figures: the base, after SFT, after GRPO from it."""
+
+    label: str
+    run: Run | None  # None: the base model, evaluated by the SFT run with its adapter off
+    figures: dict | None  # an eval_result (mean_reward, gate_pass_rate, render_rate, samples...); None: not yet
+    current: bool = False
+
+
+def warm_start_ladder(run: Run) -> list[LadderRow]:
+    """An SFT run and the GRPO runs that continue it, with its base model, on the same held-out
+    evaluation; [] for a run that is neither."""
+    sft = run if run.is_sft else run.init_run
+    if sft is None:
+        return []
+    result = sft.eval_result if sft.eval_result and not sft.eval_result.get("error") else None
+    rows = [LadderRow(f"Base model {sft.base_model}", None, result.get("base") if result else None),
+            LadderRow(f"After SFT: #{sft.id} {sft.name}", sft, result, current=sft.id == run.id)]
+    for grpo in sft.continued_by.order_by("id"):
+        figures = grpo.eval_result if grpo.eval_result and not grpo.eval_result.get("error") else None
+        rows.append(LadderRow(f"GRPO from it: #{grpo.id} {grpo.name}", grpo, figures, current=grpo.id == run.id))
+    return rows

@@ -1,11 +1,15 @@
 from django.urls import include, path
 
 from training import views
+from training.sft import views as sft_views
 
 app_name = "training"
 urlpatterns = [
     path("", views.runs, name="runs"),
     path("new/", views.launch, name="launch"),
+    path("sft-datasets/", sft_views.sft_datasets, name="sft-datasets"),
+    path("sft-datasets/<int:dataset_id>/", sft_views.sft_dataset, name="sft-dataset"),
+    path("sft-datasets/<int:dataset_id>.jsonl", sft_views.sft_dataset_download, name="sft-dataset-download"),
     path("<int:run_id>/", views.run_detail, name="run"),
     path("<int:run_id>/gallery/", views.gallery, name="gallery"),
     path("<int:run_id>/export/", views.run_export, name="export"),

@@ -17,7 +17,7 @@ from training import selectors, services
 from training.export.model import MERGE_PENDING, ModelExportError, merge_request, merge_state
 from training.forms import LaunchForm
 from training.grpo.tracking import tracking_places
-from training.models import Rollout, RolloutTurn, Run, RunExport
+from training.models import Rollout, RolloutTurn, Run, RunExport, SftDataset
 from training.stats import run_thirds
 
 
@@ -38,7 +38,18 @@ def launch(request):
         # Read through RunArguments: a run stored before a key was replaced fills its successor.
         initial = {**source.arguments.to_dict(), "pool": source.pool_id, "recipe": recipe,
                    "base_model": source.base_model, "subjects": source.subjects, "seed": source.seed,
-                   "name": f"{source.name} (copy)"}
+                   "name": f"{source.name} (copy)", "kind": source.kind, "sft_dataset": source.sft_dataset_id,
+                   "init_run": source.init_run_id}
+    elif request.GET.get("init_run", "").isdigit():  # "Train with GRPO from this run" on an SFT run's page
+        sft = get_object_or_404(Run, pk=request.GET["init_run"], kind=Run.Kind.SFT)
+        sft_args = sft.arguments
+        initial = {"kind": Run.Kind.GRPO, "init_run": sft.id, "pool": sft.pool_id, "base_model": sft.base_model,
+                   "recipe": recipe_name_matching(sft.recipe) or sft.recipe_name, "subjects": sft.subjects,
+                   "seed": sft.seed, "name": f"GRPO from #{sft.id} {sft.name}"[:120],
+                   **{key: getattr(sft_args, key) for key in services.CONTINUED_LORA}}
+    elif request.GET.get("sft_dataset", "").isdigit():  # "Train SFT on this dataset"
+        dataset = get_object_or_404(SftDataset, pk=request.GET["sft_dataset"])
+        initial = {"kind": Run.Kind.SFT, "sft_dataset": dataset.id, "pool": dataset.pool_id}
     form = LaunchForm(request.POST or None, initial=initial, **form_kwargs)
     if "check" in request.POST:  # the parts table for the chosen recipe (an htmx fragment, or the page)
         context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout(), **_recipe_probe(request.POST)}
@@ -52,7 +63,8 @@ def launch(request):
                 pool=form.cleaned_data["pool"], recipe_name=form.cleaned_data["recipe"],
                 base_model=form.cleaned_data["base_model"].strip(), arguments=form.arguments(),
                 subjects=form.all_subjects(), seed=form.cleaned_data["seed"], name=form.cleaned_data["name"],
-                created_by=request.user,
+                created_by=request.user, kind=form.cleaned_data["kind"], sft_dataset=form.cleaned_data["sft_dataset"],
+                init_run=form.cleaned_data["init_run"],
             )
         except services.LaunchError as exc:
             form.add_error(None, str(exc))
@@ -84,7 +96,10 @@ def run_detail(request, run_id: int):
         "run": run,
         "arguments": arguments,
         "keys": keys.TEMPLATE_KEYS,
-        "charts": keys.charts(turns=arguments.turns, trained_here=not run.trained_elsewhere),
+        # The charts of this run's kind, and of each overlaid run's (an SFT run beside its GRPO run).
+        "charts": keys.charts(turns=arguments.turns, trained_here=not run.trained_elsewhere,
+                              kinds={run.kind, *(other.kind for other in compared)}),
+        "ladder": selectors.warm_start_ladder(run),
         "steps": list(selectors.run_steps(run))[-50:],
         "rollouts": selectors.latest_rollouts(run),
         "compared": compared,

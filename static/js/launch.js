@@ -36,3 +36,23 @@
   for (const input of [steps, warmup, batch, accumulation, field("learning_rate")]) input?.addEventListener("input", update);
   update();
 })();
+
+// The run kind: a field declared for the other kind (data-kinds on its input) is hidden, so an
+// SFT run's form shows its dataset, epochs and the arguments SFT reads, and a GRPO run's the rest.
+(() => {
+  "use strict";
+  const form = document.querySelector(".launchform");
+  const kinds = form ? form.querySelectorAll("[name=kind]") : [];
+  if (!kinds.length) return;
+  function show() {
+    const kind = [...kinds].find((input) => input.checked)?.value || "grpo";
+    for (const input of form.querySelectorAll("[data-kinds]")) {
+      const label = input.closest("label");
+      if (!label) continue;
+      if (input.dataset.kinds.split(" ").includes(kind)) label.removeAttribute("data-hidden-kind");
+      else label.setAttribute("data-hidden-kind", "");
+    }
+  }
+  for (const input of kinds) input.addEventListener("change", show);
+  show();
+})();

@@ -1,11 +1,13 @@
-"""manage.py sft_dataset: preview (and optionally write) an SFT dataset from the studio's data,
-each source counted, with what the eval split kept out (training/sft/dataset.py)."""
+"""manage.py sft_dataset: preview an SFT dataset from the studio's data, each source counted, with
+what the eval split kept out (training/sft/dataset.py); --freeze NAME keeps it as the next
+version of NAME for SFT runs (train --kind sft --dataset NAME); --save writes it as parquet."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.models import Pool
 from curation.selectors import pool_get
+from training.services import LaunchError, sft_dataset_freeze
 from training.sft.dataset import SOURCES, SftSources, build_dataset
 
 
@@ -21,9 +23,12 @@ class Command(BaseCommand):
         parser.add_argument("--no-references", action="store_true")
         parser.add_argument("--no-revisions", action="store_true")
         parser.add_argument("--no-promoted", action="store_true")
+        parser.add_argument("--freeze", default="", metavar="NAME",
+                            help="freeze the dataset as the next version of NAME, for train --kind sft --dataset NAME")
         parser.add_argument("--save", default="", help="write the examples as parquet (prompt, completion, subject, source, origin)")
 
-    def handle(self, *args, pool, tiers, runs, quantile, imported, no_references, no_revisions, no_promoted, save, **options):
+    def handle(self, *args, pool, tiers, runs, quantile, imported, no_references, no_revisions, no_promoted, freeze, save,
+               **options):
         try:
             frozen = pool_get(pool)
             run_ids = tuple(int(r) for r in runs.split(",") if r.strip())
@@ -40,6 +45,14 @@ class Command(BaseCommand):
         self.stdout.write(f"{len(built.examples)} examples; the eval split of {frozen.label} kept out {len(built.left_out)}")
         for line in built.left_out:
             self.stdout.write(f"  left out: {line}")
+        if freeze:
+            try:
+                frozen_dataset = sft_dataset_freeze(name=freeze, sources=sources)
+            except LaunchError as exc:
+                raise CommandError(str(exc), returncode=2) from exc
+            self.stdout.write(self.style.SUCCESS(
+                f"froze {frozen_dataset.label}: {len(frozen_dataset.examples)} examples (train --kind sft --dataset "
+                f"{frozen_dataset.label})"))
         if save:
             from datasets import Dataset
 

@@ -1,5 +1,6 @@
 """`manage.py train` — launch exactly what the Launch button launches (or, with --like RUN, a copy
-of a run as it was launched); --follow prints each step."""
+of a run as it was launched): a GRPO run, an SFT run (--kind sft --dataset NAME[:VERSION]), or a
+GRPO run from an SFT run's adapter (--from-run RUN); --follow prints each step."""
 from __future__ import annotations
 
 import argparse
@@ -13,7 +14,8 @@ from painting.selectors import default_recipe_name
 from training import services
 from training.grpo.config import RunArguments, argument_spec, argument_specs
 from training.management.follow import ending, follow_run
-from training.models import Run
+from training.models import Run, SftDataset
+from training.selectors import sft_dataset_get
 
 
 class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -39,7 +41,7 @@ def _pairs(items: list[str], option: str) -> list[tuple[str, str]]:
 
 
 class Command(BaseCommand):
-    help = "Launch a GRPO run on the train workers (and optionally follow it step by step)."
+    help = "Launch a GRPO or SFT run on the train workers (and optionally follow it step by step)."
 
     def create_parser(self, prog_name, subcommand, **kwargs):
         return super().create_parser(prog_name, subcommand, formatter_class=_HelpFormatter,
@@ -47,7 +49,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         defaults = RunArguments()
-        parser.add_argument("--pool", default=None, help="NAME or NAME:VERSION of a frozen pool (required unless --like)")
+        parser.add_argument("--kind", default="grpo", choices=("grpo", "sft"),
+                            help="grpo (default), or sft: supervised fine-tuning on a frozen SFT dataset (--dataset)")
+        parser.add_argument("--dataset", default=None, metavar="NAME[:VERSION]",
+                            help="sft: the frozen SFT dataset (manage.py sft_dataset --freeze); its pool evaluates the run")
+        parser.add_argument("--from-run", type=int, default=None, metavar="RUN",
+                            help="grpo: continue the LoRA of SFT run RUN (its base model, rank and α)")
+        parser.add_argument("--pool", default=None,
+                            help="NAME or NAME:VERSION of a frozen pool (required unless --like; sft: the dataset's)")
         parser.add_argument("--like", type=int, default=None, metavar="RUN",
                             help="launch a copy of run RUN: its pool, its recipe as the run stored it, base model, "
                                  "hyper-parameters, subjects and seed (with no other launch option)")
@@ -65,20 +74,21 @@ class Command(BaseCommand):
         parser.add_argument("--follow", action="store_true", help="print one line per step until the run ends")
         parser.add_argument("--poll", type=float, default=1.0)
 
-    def handle(self, *args, pool, like, recipe, base_model, steps, subject, seed, name, set, recipe_set, follow, poll,
-               **options):
+    def handle(self, *args, kind, dataset, from_run, pool, like, recipe, base_model, steps, subject, seed, name, set,
+               recipe_set, follow, poll, **options):
         if like is not None:
             if pool or recipe or base_model or steps is not None or subject or seed is not None or name or set \
-                    or recipe_set:
+                    or recipe_set or dataset or from_run is not None or kind != "grpo":
                 raise CommandError("--like RUN copies all of that run: give it no other launch option", returncode=2)
             source = Run.objects.filter(id=like).select_related("pool").first()
             if source is None:
                 raise CommandError(f"no run {like}", returncode=2)
             return self._launched(lambda: services.run_duplicate(run=source), follow, poll)
-        if pool is None:
+        sft_dataset, init_run = self._sources(kind, dataset, from_run, steps)
+        if pool is None and sft_dataset is None:
             raise CommandError("give --pool NAME[:VERSION] (or --like RUN to copy a run)", returncode=2)
         try:
-            frozen = pool_get(pool)
+            frozen = pool_get(pool) if pool else sft_dataset.pool
         except (Pool.DoesNotExist, ValueError) as exc:
             raise CommandError(f"no pool {pool!r}: {exc}", returncode=2) from exc
         arguments = RunArguments().to_dict()
@@ -101,7 +111,30 @@ class Command(BaseCommand):
         self._launched(lambda: services.run_launch(
             pool=frozen, recipe_name=recipe or default_recipe_name(), base_model=base_model, arguments=arguments,
             recipe_overrides=recipe_overrides, subjects=subject, seed=seed or 0, name=name,
+            kind=kind, sft_dataset=sft_dataset, init_run=init_run,
         ), follow, poll)
+
+    def _sources(self, kind: str, dataset: str | None, from_run: int | None,
+                 steps: int | None) -> tuple[SftDataset | None, Run | None]:
+        """The SFT dataset of an SFT run, the SFT run a GRPO run continues."""
+        if kind == "sft":
+            if not dataset:
+                raise CommandError("an SFT run needs --dataset NAME[:VERSION]", returncode=2)
+            if from_run is not None or steps is not None:
+                raise CommandError("an SFT run's steps come from its dataset and --set num_train_epochs=N; "
+                                   "--from-run is for GRPO", returncode=2)
+            try:
+                return sft_dataset_get(dataset), None
+            except (SftDataset.DoesNotExist, ValueError) as exc:
+                raise CommandError(str(exc), returncode=2) from exc
+        if dataset:
+            raise CommandError("--dataset is for --kind sft", returncode=2)
+        if from_run is None:
+            return None, None
+        source = Run.objects.filter(id=from_run).first()
+        if source is None:
+            raise CommandError(f"no run {from_run}", returncode=2)
+        return None, source
 
     def _launched(self, launch, follow: bool, poll: float) -> None:
         try:
