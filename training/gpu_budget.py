@@ -10,8 +10,10 @@ report of themselves (system/capabilities.py: their GPUs and each one's memory).
   share of the GPU, plus HPSv3 (HPSV3_GIB) when a score worker on the same machine has a GPU and
   the recipe scores with it. Over the smallest training GPU's memory, the launch is refused.
 
-A model that is not on this machine (not yet fetched) cannot be weighed: the budget is then
-not checked, and the first step shows. Nothing here runs without a GPU worker.
+A model that is not on this machine (not yet fetched) cannot be weighed. A preset's model
+(training/presets.py) then counts its preset's figure for the policy, labelled published,
+estimated or measured; any other model is not checked, and the first step shows. Nothing here
+runs without a GPU worker.
 """
 from __future__ import annotations
 
@@ -74,23 +76,39 @@ def _problem(args: RunArguments, recipe: Recipe, base_model: str, worker: dict, 
                 "generate with vllm-colocate")
     memory = worker.get("gpu_memory_mib") or []
     weights = weights_bytes(base_model)
-    if not memory or weights is None or args.accelerate_config:
+    preset = _preset(base_model) if weights is None else None
+    if not memory or (weights is None and preset is None) or args.accelerate_config:
         return None
     gpu_gib = min(memory[:using]) / 1024
-    parts = [(f"policy {weights / GIB:.1f} GiB of weights + {POLICY_OVERHEAD:.0%}", weights / GIB * (1 + POLICY_OVERHEAD))]
+    if weights is not None:
+        parts = [(f"policy {weights / GIB:.1f} GiB of weights + {POLICY_OVERHEAD:.0%}", weights / GIB * (1 + POLICY_OVERHEAD))]
+    else:  # not on this machine: the preset's figure, and what it rests on
+        parts = [(f"policy {preset.train_memory_gib:.1f} GiB, the {preset.key} preset's {preset.memory_source} figure "
+                  f"as its weights are not on this machine: {preset.memory_note}", preset.train_memory_gib)]
     if args.generation == "vllm-colocate":
         share = args.vllm_gpu_memory_utilization
-        parts.append((f"colocated vLLM {share:g} × {gpu_gib:.1f} GiB", share * gpu_gib))
+        parts.append((f"colocated vLLM {share:g} × {gpu_gib:.1f} GiB = {share * gpu_gib:.1f} GiB", share * gpu_gib))
     if recipe.quality == "hpsv3" and recipe.w_quality > 0 and any(
             "score" in w.get("queues", []) and w.get("gpus") and (w.get("host") == host) for w in workers):
         parts.append((f"HPSv3 {HPSV3_GIB:g} GiB (a score worker on {host} has a GPU)", HPSV3_GIB))
     total = sum(gib for _, gib in parts)
     if total <= gpu_gib:
         return None
-    arithmetic = " + ".join(f"{label} = {gib:.1f} GiB" if "×" in label else label for label, gib in parts)
+    arithmetic = " + ".join(label for label, _ in parts)
+    advice = ("lower vllm_gpu_memory_utilization, shard the policy with an accelerate config, move HPSv3 to another "
+              "GPU, or choose a smaller model")
+    if preset is not None:  # weighing the weights themselves may say otherwise
+        get = preset.build_command if preset.local else f"manage.py fetch_model {preset.key}"
+        advice += f" (or put it on this machine, {get}, to weigh its weights instead)"
     return (f"the run needs {total:.1f} GiB on each training GPU ({arithmetic}), and the train worker on {host} has "
-            f"{gpu_gib:.1f} GiB ({gpus[0]}): lower vllm_gpu_memory_utilization, shard the policy with an "
-            "accelerate config, move HPSv3 to another GPU, or choose a smaller model")
+            f"{gpu_gib:.1f} GiB ({gpus[0]}): {advice}")
+
+
+def _preset(base_model: str):
+    """The base model's preset (training/presets.py), or None."""
+    from training.presets import preset_for  # imported here: training.presets reads this module's constants
+
+    return preset_for(base_model)
 
 
 def _is_local(url: str, host: str) -> bool:

@@ -13,6 +13,7 @@ The folder can be pushed to the Hub as it is:
     run.json                            the run's settings, the export's files and the thirds
     revisions.jsonl, revisions/<id>.png the curators' edited versions of rollouts (and the model's, asked
                                         in the editor), with paintings
+    sft_dataset.jsonl                   an SFT run's frozen dataset, as TRL prompt/completion rows
     README.md                           dataset card (YAML configs for `load_dataset`)
 
 The columns are declared once (COLUMNS and CHAIN_COLUMNS, as `datasets` features) and the shards are written
@@ -63,6 +64,7 @@ from training.export.columns import (
     strings,
 )
 from training.models import Revision, Rollout, RolloutTurn, Run, RunExport, Step
+from training.sft.dataset import jsonl_lines
 from training.stats import Thirds, format_number, thirds_from_export
 
 Progress = Callable[[int, int, str], None]  # (rows done, rows in all, what was just written)
@@ -75,6 +77,7 @@ DATA_DIR = "data"
 CHAIN_DIR = "chain"
 STEPS_FILE = "steps.csv"
 RUN_FILE = "run.json"
+SFT_DATASET_FILE = "sft_dataset.jsonl"  # an SFT run's frozen examples, as TRL rows
 CARD_FILE = "README.md"
 REVISIONS_FILE = "revisions.jsonl"
 REVISIONS_DIR = "revisions"
@@ -272,6 +275,10 @@ def _run_document(run: Run, *, rows: int, chain_rows: int, steps: int, revisions
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "eval_result": run.eval_result,
+        "kind": run.kind,
+        "sft_dataset": {"id": run.sft_dataset_id, "label": run.sft_dataset.label, "examples": len(run.sft_dataset.examples),
+                        "counts": run.sft_dataset.counts, "file": SFT_DATASET_FILE} if run.sft_dataset_id else None,
+        "init_run": run.init_run_id, "init_check": run.init_check,
         "exported_at": timezone.now().isoformat(),
         "rows": rows, "chain_rows": chain_rows, "steps": steps, "revisions": revisions, "missing_images": missing,
         "thirds": thirds.to_dict(),
@@ -391,6 +398,10 @@ def export_run(*, run: Run, out_dir: Path, progress: Progress | None = None,
         rows, shards, chain_rows, chain_shards, missing = _write_rollouts(run, staging, progress)
         steps = _write_steps(run, staging)
         revisions, revision_files = _write_revisions(run, staging)
+        if run.sft_dataset_id:  # an SFT run carries the frozen dataset it trained on
+            with (staging / SFT_DATASET_FILE).open("w", encoding="utf-8") as out:
+                out.writelines(jsonl_lines(run.sft_dataset.examples))
+            revision_files.append(SFT_DATASET_FILE)
         thirds = thirds_from_export(staging)
         files = [*shards, *chain_shards, STEPS_FILE, *revision_files, CARD_FILE, RUN_FILE]
         document = _run_document(run, rows=rows, chain_rows=chain_rows, steps=steps, revisions=revisions,

@@ -20,6 +20,7 @@ Rules:
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -210,3 +211,11 @@ def _subject(prompt) -> str:
     if text.startswith(PROMPT_PREFIX) and text.endswith(PROMPT_SUFFIX):
         return text[len(PROMPT_PREFIX):-len(PROMPT_SUFFIX)]
     return text.strip()[:120]
+
+
+def jsonl_lines(stored: list[dict]) -> Iterator[str]:
+    """A frozen dataset's examples (SftDataset.examples) as JSON lines, one TRL conversational
+    prompt/completion row each with its subject, source and origin:
+    `datasets.load_dataset("json", data_files=...)` reads them."""
+    for example in stored:
+        yield json.dumps(Example(**example).row(), ensure_ascii=False) + "\n"

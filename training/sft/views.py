@@ -3,8 +3,6 @@ preview, freeze it as a version, look through it and download it; a dataset's pa
 SFT run on it."""
 from __future__ import annotations
 
-import json
-
 from django.contrib import messages
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,7 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from training import selectors, services
 from training.forms import SftDatasetForm
 from training.models import SftDataset
-from training.sft.dataset import SOURCES, Example, build_dataset
+from training.sft.dataset import SOURCES, build_dataset, jsonl_lines
 
 EXAMPLES_SHOWN = 200
 
@@ -57,10 +55,8 @@ def sft_dataset(request, dataset_id: int):
 
 @require_GET
 def sft_dataset_download(request, dataset_id: int):
-    """The frozen examples as JSON lines, one TRL conversational prompt/completion row each (with
-    subject, source and origin): `datasets.load_dataset("json", data_files=...)` reads it."""
+    """The frozen examples as JSON lines (training/sft/dataset.jsonl_lines)."""
     dataset = get_object_or_404(SftDataset, pk=dataset_id)
-    lines = (json.dumps(Example(**example).row(), ensure_ascii=False) + "\n" for example in dataset.examples)
-    response = StreamingHttpResponse(lines, content_type="application/jsonl")
+    response = StreamingHttpResponse(jsonl_lines(dataset.examples), content_type="application/jsonl")
     response["Content-Disposition"] = f'attachment; filename="sft-{dataset.name}-v{dataset.version}.jsonl"'
     return response

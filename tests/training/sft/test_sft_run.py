@@ -2,12 +2,14 @@
 resumed, evaluated next to its base, and a GRPO run that continues its adapter."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.support.runs import MECHANICS, wait_for, wait_until_ended
 from training import services
+from training.export.dataset import export_run
 from training.models import Run, Step
 from training.sft.dataset import SftSources
 from training.sft.warm_start import adapter_file_digest
@@ -29,7 +31,8 @@ def launch_sft(dataset, model: str, **arguments) -> Run:
                                sft_dataset=dataset, arguments=SFT_FAST | arguments)
 
 
-def test_a_one_epoch_sft_run_trains_its_dataset_and_a_grpo_run_starts_from_its_adapter(workers, dataset, tiny_model):
+def test_a_one_epoch_sft_run_trains_its_dataset_and_a_grpo_run_starts_from_its_adapter(workers, dataset, tiny_model,
+                                                                                        tmp_path):
     examples = len(dataset.examples)
     sft = wait_until_ended(launch_sft(dataset, tiny_model, num_train_epochs=1.0))
     assert sft.status == "finished", sft.error
@@ -45,6 +48,11 @@ def test_a_one_epoch_sft_run_trains_its_dataset_and_a_grpo_run_starts_from_its_a
     for figures in (sft.eval_result, sft.eval_result["base"]):  # the adapter's and its base model's
         assert figures["samples"] == len(sft.subjects)
         assert 0 <= figures["gate_pass_rate"] <= 1 and 0 <= figures["render_rate"] <= 1
+    exported = export_run(run=sft, out_dir=tmp_path / "export")  # the run carries its frozen dataset
+    document = json.loads((exported.out_dir / "run.json").read_text())
+    assert (document["kind"], document["sft_dataset"]["label"]) == ("sft", dataset.label)
+    rows = (exported.out_dir / "sft_dataset.jsonl").read_text().splitlines()
+    assert [json.loads(row)["origin"] for row in rows] == [e["origin"] for e in dataset.examples]
 
     grpo = services.run_launch(pool=dataset.pool, recipe_name="studio-hps-only", base_model=tiny_model,
                                init_run=sft, arguments=MECHANICS | {"max_steps": 1, "lora_r": 4})
