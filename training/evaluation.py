@@ -131,6 +131,19 @@ def evaluate_run(run: Run, model, processing_class, *, deadline_s: float = 600.0
                            store=store)
 
 
+def evaluate_trained(run: Run, model, processing_class, *, deadline_s: float = 600.0) -> dict:
+    """A trained run's held-out evaluation, stored: an SFT run's with its base model's figures
+    beside it under "base" (the same prompts, the adapter switched off), so its page shows what
+    SFT changed; a GRPO run's as `evaluate_run`."""
+    if not run.is_sft:
+        return evaluate_run(run, model, processing_class, deadline_s=deadline_s)
+    with model.disable_adapter():
+        base = evaluate_run(run, model, processing_class, deadline_s=deadline_s, store=False)
+    result = {**evaluate_run(run, model, processing_class, deadline_s=deadline_s, store=False), "base": base}
+    Run.objects.filter(id=run.id).update(eval_result=result)
+    return result
+
+
 def evaluate_replies(run: Run, replies: dict[str, list[str]], *, deadline_s: float = 600.0,
                      executor: Executor | None = None, store: bool = True) -> dict:
     """Judge each subject's sampled replies through the painting pipeline; store the result.

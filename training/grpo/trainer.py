@@ -209,17 +209,11 @@ def train_steps(run: Run, args: RunArguments, task_id: str, *, checkpoint: Path 
 def _evaluate(run: Run, trainer) -> None:
     """Held-out evaluation of the adapter (an SFT run's base model too, with the adapter off, so
     its page compares them); its failure is recorded, never the run's."""
-    from training.evaluation import evaluate_run
+    from training.evaluation import evaluate_trained
 
     try:
         trainer.model.eval()
-        if run.is_sft:
-            with trainer.model.disable_adapter():
-                base = evaluate_run(run, trainer.model, trainer.processing_class, store=False)
-            result = evaluate_run(run, trainer.model, trainer.processing_class, store=False)
-            Run.objects.filter(id=run.id).update(eval_result={**result, "base": base})
-        else:
-            evaluate_run(run, trainer.model, trainer.processing_class)
+        evaluate_trained(run, trainer.model, trainer.processing_class)
     except Exception as exc:  # noqa: BLE001
         log.exception("evaluation of run %s failed", run.id)
         close_old_connections()

@@ -1,13 +1,14 @@
 """`manage.py evaluate_run RUN` — sample K sketches per subject from the run's adapter and
-score them against its pool's eval split (needs render and score workers). The base model
-loads in its own class with its processor, in bf16 on a GPU, float32 on CPU."""
+score them against its pool's eval split (needs render and score workers); an SFT run's base
+model too, with the adapter off. The base model loads in its own class with its processor, in
+bf16 on a GPU, float32 on CPU."""
 from __future__ import annotations
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from training.evaluation import evaluate_run
+from training.evaluation import evaluate_trained
 from training.grpo.model_loading import load_adapted_model
 from training.models import Run
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         if not torch.cuda.is_available():
             torch.set_num_threads(1)
         model, processing_class = load_adapted_model(instance.base_model, adapter)
-        result = evaluate_run(instance, model, processing_class)
+        result = evaluate_trained(instance, model, processing_class)
         if options["json"]:
             self.stdout.write(json.dumps(result))
             return
@@ -39,7 +40,12 @@ class Command(BaseCommand):
         late = f", {result['late']} of them back too late" if result.get("late") else ""
         left_out = f" ({result['none']} of {result['samples']} left out: infrastructure failed{late})" if result["none"] else ""
         self.stdout.write(self.style.SUCCESS(
-            f"Run {run}: held-out mean reward {'-' if mean is None else f'{mean:.3f}'}{left_out}"))
+            f"Run {run}: held-out mean reward {'-' if mean is None else f'{mean:.3f}'}{left_out}; "
+            f"{result['gate_pass_rate']:.0%} pass the gate, {result['render_rate']:.0%} rendered"))
+        if base := result.get("base"):
+            base_mean = base["mean_reward"]
+            self.stdout.write(f"  its base model: {'-' if base_mean is None else f'{base_mean:.3f}'}; "
+                              f"{base['gate_pass_rate']:.0%} pass the gate, {base['render_rate']:.0%} rendered")
         if result.get("turn_mean_rewards"):
             by_turn = " -> ".join(f"turn {t} {'-' if m is None else f'{m:.3f}'}"
                                   for t, m in enumerate(result["turn_mean_rewards"], start=1))
