@@ -57,8 +57,8 @@ def time_left_s(run: Run, *, recent: int = 5) -> float | None:
 def seconds_per_rollout(*, recent_steps: int = 30) -> float | None:
     """Mean seconds one rollout took over the last timed steps of any run (a step's time over
     its rollouts), for the launch form's estimate; None when no run has timed a step yet."""
-    rows = Step.objects.filter(metrics__has_key=keys.STEP_S).order_by("-id").values_list(
-        "metrics", "run__hyperparameters")[:recent_steps]
+    rows = Step.objects.filter(metrics__has_key=keys.STEP_S, run__kind=Run.Kind.GRPO).order_by("-id").values_list(
+        "metrics", "run__hyperparameters")[:recent_steps]  # an SFT run's steps train on examples, not rollouts
     per_rollout = [float(m[keys.STEP_S]) / RunArguments.from_dict(h).generation_batch_size for m, h in rows]
     return sum(per_rollout) / len(per_rollout) if per_rollout else None
 

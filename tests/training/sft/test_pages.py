@@ -70,7 +70,8 @@ def test_the_launch_form_launches_sft_on_a_dataset_then_grpo_from_it(signed_in, 
     form = signed_in.get(reverse("training:launch") + f"?sft_dataset={dataset.id}").context["form"]
     assert (form.initial["kind"], form.initial["sft_dataset"]) == ("sft", dataset.id)
     data = launch_form_data(signed_in, kind="sft", sft_dataset=dataset.id, pool="", base_model=model_dir,
-                            recipe="studio-hps-only", num_train_epochs=2)
+                            recipe="studio-hps-only", num_train_epochs=2, per_device_train_batch_size=2,
+                            gradient_accumulation_steps=1)  # no whole GRPO group: read as SFT everywhere
     response = signed_in.post(reverse("training:launch"), data)
     sft = Run.objects.get()
     assert response.status_code == 302, response.content.decode()[:2000]
@@ -81,7 +82,8 @@ def test_the_launch_form_launches_sft_on_a_dataset_then_grpo_from_it(signed_in, 
     Run.objects.filter(id=sft.id).update(status="finished", steps_done=sft.max_steps, eval_result={
         "mean_reward": 0.41, "gate_pass_rate": 0.5, "render_rate": 0.5, "samples": 2,
         "base": {"mean_reward": 0.12, "gate_pass_rate": 0.0, "render_rate": 0.0, "samples": 2}})
-    Step.objects.create(run=sft, step=1, metrics={"loss": 1.5, "mean_token_accuracy": 0.62, "learning_rate": 1e-3})
+    Step.objects.create(run=sft, step=1, metrics={"loss": 1.5, "mean_token_accuracy": 0.62, "learning_rate": 1e-3,
+                                                  "ours/step_s": 0.4})  # timed, as the trainer writes it
     page = signed_in.get(reverse("training:run", args=[sft.id])).content.decode()
     assert f"{reverse('training:launch')}?init_run={sft.id}" in page and "Train with GRPO from this run" in page
     assert "0.620" in page and "chart-sft-accuracy" in page and "chart-reward" not in page
