@@ -77,16 +77,15 @@ CHARTS = (
     {"id": "chart-diversity", "title": "Diversity (mean pairwise feature distance)", "series": [DIVERSITY]},
     # The trainer's own figures ("trainer": a run trained elsewhere logs them where it trains).
     {"id": "chart-length", "title": "Completion length (tokens)", "series": [MEAN_LENGTH], "trainer": True},
-    {"id": "chart-optim", "title": "Loss, KL, grad norm", "series": [LOSS, KL, GRAD_NORM], "trainer": True},
-    {"id": "chart-lr", "title": "Learning rate", "series": [LEARNING_RATE], "trainer": True},
+    # (an SFT run draws these two too: it has no KL)
+    {"id": "chart-optim", "title": "Loss, KL, grad norm", "series": [LOSS, KL, GRAD_NORM], "trainer": True,
+     "kinds": ("grpo", "sft")},
+    {"id": "chart-lr", "title": "Learning rate", "series": [LEARNING_RATE], "trainer": True, "kinds": ("grpo", "sft")},
     {"id": "chart-time", "title": "Seconds per step", "series": [GENERATION_S, RENDER_S, SCORE_S, UPDATE_S],
      "stacked": True, "trainer": True},
-    # An SFT run's (kinds: the run kinds that draw a chart; GRPO when not said).
-    {"id": "chart-sft-loss", "title": "Loss (completion tokens)", "series": [LOSS], "kinds": ("sft",)},
-    {"id": "chart-sft-accuracy", "title": "Token accuracy (share of completion tokens predicted)",
-     "series": [TOKEN_ACCURACY], "range": [0, 1], "kinds": ("sft",)},
-    {"id": "chart-sft-lr", "title": "Learning rate", "series": [LEARNING_RATE], "kinds": ("sft",)},
-    {"id": "chart-sft-grad", "title": "Grad norm and entropy", "series": [GRAD_NORM, ENTROPY], "kinds": ("sft",)},
+    # An SFT run's own (kinds: the run kinds that draw a chart; GRPO when not said).
+    {"id": "chart-sft-accuracy", "title": "Token accuracy (share of completion tokens predicted) and entropy",
+     "series": [TOKEN_ACCURACY, ENTROPY], "kinds": ("sft",)},
 )
 CHART_KEYS = tuple(dict.fromkeys(
     key for chart in CHARTS for key in (*chart["series"], *([chart["band"]] if "band" in chart else []))

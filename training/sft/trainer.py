@@ -35,9 +35,8 @@ def fitting_rows(rows: list[dict], tokenizer, max_length: int) -> tuple[list[dic
     """The rows whose whole chat fits in `max_length` tokens, and how many did not."""
     kept = []
     for row in rows:
-        ids = tokenizer.apply_chat_template(row["prompt"] + row["completion"], tokenize=True,
-                                            **CHAT_TEMPLATE_KWARGS)
-        if len(ids["input_ids"] if isinstance(ids, dict) else ids) <= max_length:
+        text = tokenizer.apply_chat_template(row["prompt"] + row["completion"], tokenize=False, **CHAT_TEMPLATE_KWARGS)
+        if len(tokenizer(text, add_special_tokens=False).input_ids) <= max_length:
             kept.append(row)
     return kept, len(rows) - len(kept)
 

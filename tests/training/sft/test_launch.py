@@ -102,3 +102,18 @@ def test_the_commands_freeze_a_dataset_and_launch_sft_and_grpo_from_it(pool, mod
     Run.objects.filter(id=sft.id).update(status="finished", steps_done=sft.max_steps)
     call_command("train", from_run=sft.id, pool=pool.label, recipe="studio-hps-only")
     assert Run.objects.get(init_run=sft).base_model == model_dir
+
+
+def test_examples_longer_than_the_longest_allowed_are_left_out_not_cut(dataset, tiny_model):
+    from transformers import AutoTokenizer
+
+    from training.sft.dataset import Example
+    from training.sft.trainer import fitting_rows
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    rows = [Example(**example).chat() for example in dataset.examples]
+    lengths = sorted(len(tokenizer(tokenizer.apply_chat_template(r["prompt"] + r["completion"], tokenize=False,
+                                                                 enable_thinking=False)).input_ids) for r in rows)
+    kept, left_out = fitting_rows(rows, tokenizer, lengths[0])
+    assert (len(kept), left_out) == (lengths.count(lengths[0]), len(rows) - lengths.count(lengths[0]))
+    assert fitting_rows(rows, tokenizer, lengths[-1]) == (rows, 0)

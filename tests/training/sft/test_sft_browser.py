@@ -101,6 +101,7 @@ def test_a_curator_freezes_a_dataset_trains_sft_on_it_and_continues_it_with_grpo
     page.click("#run-continued >> text=overlay the curves")
     page.wait_for_selector("#chart-reward canvas")  # the GRPO run's charts join the SFT run's
     assert page.locator("#run-ladder tbody tr").count() == 3
+    page.evaluate("window.scrollTo(0, 0)")  # the sticky header at the top of the picture
     screenshot(page, "sft-run-linked-to-grpo")
 
     exported = export_run(run=sft, out_dir=tmp_path / "export")  # the run carries its frozen dataset
