@@ -14,6 +14,7 @@ from paintenv.prompts import SUBJECTS
 from painting.selectors import default_recipe_name
 from training.grpo.config import GRPO, SFT, ArgumentSpec, argument_specs
 from training.models import Run, SftDataset
+from training.presets import preset_choices
 from training.sft.dataset import SftSources
 
 
@@ -54,7 +55,9 @@ class LaunchForm(forms.Form):
     pool = forms.ModelChoiceField(queryset=Pool.objects.select_related("curator").order_by("name", "-version"),
                                   empty_label="Choose a pool…")
     recipe = forms.ChoiceField(choices=())
-    base_model = forms.CharField(max_length=500, help_text="local path or Hugging Face id")
+    base_model = forms.CharField(max_length=500, help_text="local path or Hugging Face id; the list offers the presets "
+                                                           "with the memory one GPU needs to train each",
+                                 widget=forms.TextInput(attrs={"list": "model-presets"}))
     subjects = forms.MultipleChoiceField(
         choices=[(s.text, s.text) for s in SUBJECTS], initial=[SUBJECTS[0].text],
         widget=forms.SelectMultiple(attrs={"size": 6}),
@@ -75,6 +78,7 @@ class LaunchForm(forms.Form):
         self.fields["recipe"].choices = [(n, n) for n in recipe_names]
         self.fields["recipe"].initial = default_recipe_name()
         self.fields["base_model"].initial = default_base_model
+        self.model_presets = preset_choices()  # the base model's <datalist>
 
     def clean(self):
         data = super().clean()

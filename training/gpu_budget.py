@@ -25,9 +25,10 @@ from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
 
 from paintenv.reward import Recipe
 from training.grpo.config import RunArguments
+from training.presets import GIB, POLICY_OVERHEAD, preset_for
 
-GIB = 1024**3
-POLICY_OVERHEAD = 0.2  # of the weights: LoRA parameters and Adam states, activations, the CUDA context
+# POLICY_OVERHEAD, the share of the weights added for LoRA parameters and Adam states, activations
+# and the CUDA context, lives in training/presets.py: its estimated figures are this same rule.
 HPSV3_GIB = 17.0  # HPSv3 on Qwen2-VL-7B in bf16, per process that loads it
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 
@@ -76,7 +77,7 @@ def _problem(args: RunArguments, recipe: Recipe, base_model: str, worker: dict, 
                 "generate with vllm-colocate")
     memory = worker.get("gpu_memory_mib") or []
     weights = weights_bytes(base_model)
-    preset = _preset(base_model) if weights is None else None
+    preset = preset_for(base_model) if weights is None else None
     if not memory or (weights is None and preset is None) or args.accelerate_config:
         return None
     gpu_gib = min(memory[:using]) / 1024
@@ -102,13 +103,6 @@ def _problem(args: RunArguments, recipe: Recipe, base_model: str, worker: dict, 
         advice += f" (or put it on this machine, {get}, to weigh its weights instead)"
     return (f"the run needs {total:.1f} GiB on each training GPU ({arithmetic}), and the train worker on {host} has "
             f"{gpu_gib:.1f} GiB ({gpus[0]}): {advice}")
-
-
-def _preset(base_model: str):
-    """The base model's preset (training/presets.py), or None."""
-    from training.presets import preset_for  # imported here: training.presets reads this module's constants
-
-    return preset_for(base_model)
 
 
 def _is_local(url: str, host: str) -> bool:

@@ -3,8 +3,8 @@ a short key, each with the memory one GPU needs to LoRA-train it and where that 
 from (`memory_source`):
 
 - **published**: a figure from the reference write-up.
-- **estimated**: arithmetic from a published parameter count, by the launch budget's own rule
-  (training/gpu_budget.py): the bf16 weights plus POLICY_OVERHEAD.
+- **estimated**: arithmetic from a published parameter count, by the launch budget's own rule:
+  the bf16 weights plus POLICY_OVERHEAD (defined here, applied by training/gpu_budget.py).
 - **measured**: measured here, by `bench/model_memory.py`.
 
 The launch budget weighs a model by its weights on this machine; for a preset not fetched (or
@@ -20,21 +20,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from training.gpu_budget import GIB, POLICY_OVERHEAD
-
 MemorySource = Literal["published", "measured", "estimated"]
+GIB = 1024**3
 BF16_BYTES = 2
+# Of the weights: LoRA parameters and Adam states, activations, the CUDA context. The launch
+# budget's rule for a model it weighs (training/gpu_budget.py imports it from here) and the
+# estimated presets'.
+POLICY_OVERHEAD = 0.2
 
 # One H200 as nvidia-smi reports it (memory.total): 143,771 MiB. NVIDIA sells it as 141 GB.
 H200_MIB = 143_771
 
-# Peak resident memory of a LoRA GRPO step on CPU, in MiB, measured by bench/model_memory.py
-# (its `peak` column): a process with Django, torch, transformers, TRL and PEFT loaded, the model
-# in float32 with the run's LoRA (r 16, all linear layers) and two GRPO steps of 8 completions
-# run to full length (1,024 tokens for the text model, 3,072 for the VL model), one torch thread,
-# on a 2-core, 24 GB box (torch 2.13 CPU, transformers 5.24, TRL 1.16, PEFT 0.21).
-TINY_PAINTER_PEAK_RSS_MIB = 0  # filled in below from the bench
-TINY_VL_PAINTER_PEAK_RSS_MIB = 0
+# The tiny models, measured by bench/model_memory.py (`.venv/bin/python bench/model_memory.py`,
+# its `peak` lines): the peak resident memory (VmHWM) of a process with Django, torch,
+# transformers, TRL and PEFT loaded (~550 MiB before the model), the model in float32 with the
+# run's LoRA (r 16, all linear layers) and two GRPO steps of 8 completions run to full length
+# (1,024 tokens for the text model, 3,072 for the VL model), one torch thread, on a 2-core, 24 GB
+# box (torch 2.13 CPU, transformers 5.24, TRL 1.16, PEFT 0.21). The models were built from the
+# demo specs with one SFT step (the bench says why that weighs the same). Two runs each gave
+# 1,137 and 1,176 MiB (text), 1,593 and 1,622 MiB (VL): the higher is kept.
+TINY_PAINTER_PARAMETERS = 1_481_728
+TINY_PAINTER_PEAK_RSS_MIB = 1_176
+TINY_VL_PAINTER_PARAMETERS = 2_956_024
+TINY_VL_PAINTER_PEAK_RSS_MIB = 1_622
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,8 @@ class ModelPreset:
     @property
     def memory(self) -> str:
         """The figure with its source, as the form and `fetch_model --list` show it."""
-        return f"{self.train_memory_gib:.1f} GiB on one GPU ({self.memory_source})"
+        where = " on CPU" if self.local else ""  # the tiny models were measured where they train
+        return f"{self.train_memory_gib:.1f} GiB on one GPU ({self.memory_source}{where})"
 
 
 def _bf16_gib(parameters: float) -> float:
@@ -81,7 +90,7 @@ _HUB_PRESETS = (
         memory_source="published",
         memory_note=(
             f"trained on one H200 (141 GB) in the reference write-up, LoRA r 16: that GPU's {H200_MIB:,} MiB "
-            f"= {H200_MIB / 1024:.1f} GiB, a size the run is known to fit, not a measured need; its bf16 weights "
+            f"= {H200_MIB / 1024:.1f} GiB, a size the run is known to fit, not a measured need, of which its bf16 weights "
             f"alone are 35B × 2 bytes = {_bf16_gib(QWEN35_PARAMETERS):.1f} GiB (arithmetic from the published "
             "parameter count)"
         ),
@@ -96,7 +105,7 @@ _HUB_PRESETS = (
         memory_note=(
             f"4.02B parameters (published) × 2 bytes (bf16) = {_bf16_gib(QWEN3_4B_PARAMETERS):.1f} GiB of weights "
             f"+ {POLICY_OVERHEAD:.0%} for LoRA and Adam states, activations and the CUDA context (the launch "
-            f"budget's rule) = {_estimated(QWEN3_4B_PARAMETERS):.1f} GiB; not measured"
+            f"budget's rule) = {_estimated(QWEN3_4B_PARAMETERS):.1f} GiB, not measured"
         ),
     ),
 )
@@ -110,7 +119,7 @@ def _tiny(key: str, label: str, parameters: int, peak_mib: int, completion: int,
         train_memory_gib=peak_mib / 1024, memory_source="measured",
         memory_note=(
             f"measured on CPU (peak RSS of a training step, 2-core box): {peak_mib:,} MiB, two LoRA GRPO steps "
-            f"of 8 {completion:,}-token completions in float32 (bench/model_memory.py); no GPU measured"
+            f"of 8 {completion:,}-token completions in float32 (bench/model_memory.py), not measured on a GPU"
         ),
         build_command=build_command,
     )

@@ -116,3 +116,100 @@ def test_a_launch_that_cannot_fit_is_refused_before_anything_is_queued(curator, 
         services.run_launch(pool=make_pool(curator), recipe_name="studio-judge-led", base_model=model_of(100),
                             arguments={"generation": "vllm-colocate", "vllm_gpu_memory_utilization": 0.5})
     assert not Run.objects.exists()
+
+
+# --- a preset's model not on this machine: its preset's figure (training/presets.py)
+
+H100_MIB = 81_559  # nvidia-smi's memory.total of one H100 80GB
+H100_TRAINER = {**TRAINER, "gpus": ["GPU 0: NVIDIA H100 80GB HBM3"], "gpu_memory_mib": [H100_MIB]}
+
+
+@pytest.fixture
+def empty_hub_cache(tmp_path, monkeypatch):
+    """A Hugging Face cache with nothing in it: no Hub model is on this machine."""
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hub-cache"
+    cache.mkdir()
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    return cache
+
+
+def cache_weights(cache: Path, repo_id: str, gib: float) -> None:
+    """A snapshot of `repo_id` in the cache whose weights take `gib` GiB (sparse)."""
+    folder = cache / f"models--{repo_id.replace('/', '--')}"
+    snapshot = folder / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)
+    (folder / "refs").mkdir()
+    (folder / "refs" / "main").write_text("0" * 40)
+    (snapshot / "config.json").write_text("{}")
+    with open(snapshot / "model.safetensors", "wb") as fh:
+        fh.truncate(int(gib * gpu_budget.GIB))
+
+
+def test_the_published_model_not_yet_fetched_is_refused_on_an_80_gib_gpu_with_the_presets_figure(empty_hub_cache):
+    with pytest.raises(BudgetRefused) as refused:
+        check(args(), JUDGE_LED, "Qwen/Qwen3.5-35B-A3B", [H100_TRAINER])
+    message = str(refused.value)
+    # 143,771 MiB = 140.4 GiB (the H200 it was trained on) against 81,559 MiB = 79.6 GiB
+    assert message.startswith("the run needs 140.4 GiB on each training GPU (policy 140.4 GiB, the qwen3.5-35b-a3b "
+                              "preset's published figure as its weights are not on this machine: trained on one H200 "
+                              "(141 GB) in the reference write-up")
+    assert "35B × 2 bytes = 65.2 GiB (arithmetic from the published parameter count)" in message
+    assert "the train worker on gpu-box has 79.6 GiB (GPU 0: NVIDIA H100 80GB HBM3)" in message
+    assert "manage.py fetch_model qwen3.5-35b-a3b" in message
+
+
+def test_the_published_model_fits_the_gpu_it_was_published_on(empty_hub_cache):
+    check(args(), JUDGE_LED, "Qwen/Qwen3.5-35B-A3B", [TRAINER])
+    with pytest.raises(BudgetRefused, match=r"needs 182\.5 GiB .*published figure.* \+ colocated vLLM 0\.3 × 140\.4 GiB"):
+        check(args(generation="vllm-colocate"), JUDGE_LED, "Qwen/Qwen3.5-35B-A3B", [TRAINER])
+
+
+def test_the_small_model_is_refused_on_a_small_gpu_with_its_estimate(empty_hub_cache):
+    eight_gib = {**TRAINER, "gpus": ["GPU 0: NVIDIA GeForce RTX 3070"], "gpu_memory_mib": [8_192]}
+    with pytest.raises(BudgetRefused) as refused:
+        check(args(), JUDGE_LED, "Qwen/Qwen3-4B", [eight_gib])
+    message = str(refused.value)
+    assert "needs 9.0 GiB on each training GPU (policy 9.0 GiB, the qwen3-4b preset's estimated figure" in message
+    assert "4.02B parameters (published) × 2 bytes (bf16) = 7.5 GiB of weights + 20%" in message
+    assert "has 8.0 GiB (GPU 0: NVIDIA GeForce RTX 3070)" in message
+    check(args(), JUDGE_LED, "Qwen/Qwen3-4B", [H100_TRAINER])
+
+
+def test_weights_on_this_machine_are_weighed_before_any_presets_figure(empty_hub_cache):
+    cache_weights(empty_hub_cache, "Qwen/Qwen3-4B", 30)  # not what Qwen3-4B weighs: the budget reads the disk
+    small = {**TRAINER, "gpu_memory_mib": [24_576]}
+    with pytest.raises(BudgetRefused) as refused:
+        check(args(), JUDGE_LED, "Qwen/Qwen3-4B", [small])
+    assert "needs 36.0 GiB on each training GPU (policy 30.0 GiB of weights + 20%)" in str(refused.value)
+    assert "preset" not in str(refused.value)
+
+
+def test_a_tiny_preset_not_built_here_counts_its_measured_figure(settings, tmp_path):
+    from training.presets import preset_named
+
+    settings.MODELS_DIR = tmp_path / "models"
+    tiny = preset_named("tiny-painter")
+    little = {**TRAINER, "gpus": ["GPU 0: a tiny GPU"], "gpu_memory_mib": [128]}
+    with pytest.raises(BudgetRefused) as refused:
+        check(args(), JUDGE_LED, tiny.model, [little])
+    message = str(refused.value)
+    assert f"policy {tiny.train_memory_gib:.1f} GiB, the tiny-painter preset's measured figure" in message
+    assert "measured on CPU (peak RSS of a training step, 2-core box)" in message
+    assert "manage.py build_tiny_model" in message
+
+
+@pytest.mark.django_db
+def test_a_launch_of_the_published_model_on_an_80_gib_gpu_is_refused_before_anything_is_queued(
+        curator, settings, empty_hub_cache, monkeypatch):
+    from tests.curation.factories import make_pool
+    from training import services
+    from training.models import Run
+
+    settings.LAUNCH_CHECKS_WORKERS = True
+    monkeypatch.setattr(services, "live_workers", lambda: ("inspect", [H100_TRAINER]))
+    with pytest.raises(services.LaunchError, match=r"needs 140\.4 GiB on each training GPU .*published figure.*has 79\.6 GiB"):
+        services.run_launch(pool=make_pool(curator), recipe_name="studio-judge-led", base_model="Qwen/Qwen3.5-35B-A3B",
+                            arguments={})
+    assert not Run.objects.exists()

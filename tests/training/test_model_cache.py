@@ -274,3 +274,89 @@ def test_the_command_exits_2_for_a_model_the_hub_does_not_have(hub, tmp_path):
     assert result.returncode == 2
     assert f"no model repository studio/no-such-model on {hub.endpoint}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- the command and the model presets (training/presets.py), in this process
+
+
+def run_fetch(*args: str) -> str:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("fetch_model", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+@pytest.fixture
+def hub_as_default(hub, tmp_path, monkeypatch):
+    """The command in this process fetching from the local Hub into an empty cache (HF_ENDPOINT is
+    read once, when huggingface_hub is imported: the endpoint is handed to fetch_model instead)."""
+    import functools
+
+    from huggingface_hub import constants
+
+    from training.management.commands import fetch_model as command
+
+    monkeypatch.setattr(command, "fetch_model", functools.partial(fetch_model, endpoint=hub.endpoint))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    return hub
+
+
+def test_the_command_lists_the_presets_with_their_memory_and_its_source():
+    from training.presets import presets
+
+    listing = run_fetch("--list")
+
+    for preset in presets():
+        assert f"{preset.key}  {preset.label}" in listing
+        assert f"  {preset.memory}: {preset.memory_note}" in listing
+    assert "Qwen/Qwen3.5-35B-A3B (on the Hub), 35B parameters" in listing
+    assert "140.4 GiB on one GPU (published): trained on one H200 (141 GB) in the reference write-up" in listing
+    assert "Qwen/Qwen3-4B (on the Hub), 4.02B parameters" in listing
+    assert "9.0 GiB on one GPU (estimated)" in listing
+    assert "(built here by manage.py build_tiny_model)" in listing
+    assert "GiB on one GPU (measured on CPU): measured on CPU (peak RSS of a training step, 2-core box)" in listing
+
+
+def test_a_preset_key_fetches_its_hub_model_and_says_what_training_it_needs(hub_as_default, tiny_model_dir, tmp_path):
+    hub_as_default.publish("Qwen/Qwen3-4B", tiny_model_dir)  # a stand-in under the preset's name
+
+    said = run_fetch("qwen3-4b")
+
+    assert said.startswith("qwen3-4b: Qwen/Qwen3-4B\nFetched Qwen/Qwen3-4B (main = ")
+    assert "  to train: 9.0 GiB on one GPU (estimated): 4.02B parameters (published) × 2 bytes" in said
+    snapshots = tmp_path / "hf" / "hub" / "models--Qwen--Qwen3-4B" / "snapshots"
+    assert files_of(next(snapshots.iterdir())) == files_of(tiny_model_dir)
+    assert run_fetch("Qwen/Qwen3-4B").startswith("Already in the cache: Qwen/Qwen3-4B")  # by its Hub name too
+
+
+def test_a_tiny_preset_is_built_here_not_fetched(hub_as_default, settings, tmp_path):
+    from django.core.management.base import CommandError
+
+    settings.MODELS_DIR = tmp_path / "models"
+    with pytest.raises(CommandError) as missing:
+        run_fetch("tiny-painter")
+    assert missing.value.returncode == 1
+    assert str(missing.value) == (f"tiny-painter is built here, not fetched from the Hub, and is not built: run "
+                                  f"`manage.py build_tiny_model` (it builds into {tmp_path / 'models' / 'tiny-painter'})")
+    with pytest.raises(CommandError, match=r"`manage.py build_tiny_model --arch qwen3_5_moe`"):
+        run_fetch("tiny-painter-qwen3_5_moe")
+
+    built = tmp_path / "models" / "tiny-painter"
+    built.mkdir(parents=True)
+    (built / "config.json").write_text("{}")
+    (built / "model.safetensors").write_bytes(b"\0" * 2048)
+    said = run_fetch("tiny-painter")
+    assert said.startswith(f"tiny-painter is built here, not fetched from the Hub: present at {built} (2 files, ")
+    assert "to train: " in said and "(measured on CPU): measured on CPU" in said
+    assert hub_as_default.requests == []  # the Hub was never asked
+
+
+def test_the_command_needs_a_name_or_list():
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="fetch_model --list shows the presets") as refused:
+        run_fetch()
+    assert refused.value.returncode == 2

@@ -1,4 +1,4 @@
-"""What the LoRA adapter trains, printed when a run starts: each parameter family it reaches
+"""The LoRA a run trains (GRPO and SFT alike: `lora_config`), and what it reaches, printed when a run starts: each parameter family it reaches
 (the module it wraps: q_proj, down_proj, the experts...) with its trainable parameters, and
 their share of the model. The published script caught an adapter reaching 0.024% of a model
 this way; a share under LOW_SHARE is logged as a warning."""
@@ -7,6 +7,9 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass
+
+from training.grpo.config import RunArguments
+from training.grpo.model_loading import EXPERT_PARAMETERS
 
 log = logging.getLogger(__name__)
 LOW_SHARE = 0.0005  # 0.05% of the model
@@ -54,3 +57,19 @@ def report(model) -> LoraReach:
     reach = lora_reach(model)
     (log.warning if reach.share < LOW_SHARE else log.info)("%s", reach.describe())
     return reach
+
+
+def lora_config(args: RunArguments):
+    """PEFT's LoraConfig from the run's arguments."""
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=args.lora_r,
+        lora_alpha=args.lora_alpha,
+        lora_dropout=args.lora_dropout,
+        target_modules="all-linear",
+        exclude_modules=r".*visual.*",  # Qwen3.5 checkpoints carry a vision tower: text-only GRPO
+        # The routed experts are 3-D parameters, not nn.Linear: "all-linear" leaves them out.
+        target_parameters=list(EXPERT_PARAMETERS) if args.lora_target_experts else None,
+        task_type="CAUSAL_LM",
+    )

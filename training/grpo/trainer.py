@@ -27,7 +27,8 @@ from paintenv.prompts import build_messages, make_subject
 from training.grpo import lora_reach, private_api, together
 from training.grpo.config import RunArguments, batch_layout
 from training.grpo.feedback_images import painting_encoder
-from training.grpo.model_loading import EXPERT_PARAMETERS, load_processing_class
+from training.grpo.lora_reach import lora_config
+from training.grpo.model_loading import load_processing_class
 from training.grpo.pausing import WorkersMissing, checkpoint_now
 from training.grpo.tracking import grpo_tracking_arguments
 from training.grpo.turns import RevisionRollout
@@ -110,21 +111,6 @@ def grpo_config(run: Run, args: RunArguments, *, processes: int = 1, model_given
         "shuffle_dataset": False,
         "disable_tqdm": True,
     })
-
-
-def lora_config(args: RunArguments):
-    from peft import LoraConfig
-
-    return LoraConfig(
-        r=args.lora_r,
-        lora_alpha=args.lora_alpha,
-        lora_dropout=args.lora_dropout,
-        target_modules="all-linear",
-        exclude_modules=r".*visual.*",  # Qwen3.5 checkpoints carry a vision tower: text-only GRPO
-        # The routed experts are 3-D parameters, not nn.Linear: "all-linear" leaves them out.
-        target_parameters=list(EXPERT_PARAMETERS) if args.lora_target_experts else None,
-        task_type="CAUSAL_LM",
-    )
 
 
 def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int = 1, executor=None):

@@ -7,7 +7,7 @@
 The dataset is the run's frozen SftDataset (training/sft/dataset.py built it): conversational
 prompt/completion rows whose prompt is GRPO's own system prompt and user message, so SFT
 teaches the format GRPO samples; the loss is on the completion alone (TRL's
-completion_only_loss). The LoRA is the GRPO run's (training/grpo/trainer.lora_config), so a
+completion_only_loss). The LoRA is the GRPO run's (training/grpo/lora_reach.lora_config), so a
 GRPO run can continue it (training/sft/warm_start.py). The callbacks are the GRPO run's:
 a Step row per logged step (loss, token accuracy, learning rate), the stop flag, sealed
 checkpoints, tracking. training/lifecycle.py runs it like a GRPO run.
@@ -17,7 +17,9 @@ from __future__ import annotations
 import logging
 from dataclasses import fields
 
+from training.grpo import lora_reach
 from training.grpo.config import SFT, RunArguments, batch_layout
+from training.grpo.lora_reach import lora_config
 from training.grpo.model_loading import load_processing_class, text_tokenizer
 from training.grpo.tracking import grpo_tracking_arguments
 from training.models import Run
@@ -82,9 +84,7 @@ def build_sft_trainer(run: Run, args: RunArguments, task_id: str, *, processes: 
     from datasets import Dataset
     from trl import SFTTrainer
 
-    from training.grpo import lora_reach
     from training.grpo.callbacks import CheckpointCallback, RunCallback, TrackingCallback
-    from training.grpo.trainer import lora_config
 
     tokenizer = text_tokenizer(load_processing_class(run.base_model))
     tokenizer.padding_side = "right"  # TRL's collator pads completions on the right

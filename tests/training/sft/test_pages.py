@@ -67,7 +67,10 @@ def test_a_datasets_page_counts_its_sources_and_downloads_trl_rows(signed_in, po
 
 def test_the_launch_form_launches_sft_on_a_dataset_then_grpo_from_it(signed_in, pool, curator, model_dir):
     dataset = services.sft_dataset_freeze(name="warm", sources=SftSources(pool_id=pool.id), created_by=curator)
-    form = signed_in.get(reverse("training:launch") + f"?sft_dataset={dataset.id}").context["form"]
+    launch_page = signed_in.get(reverse("training:launch") + f"?sft_dataset={dataset.id}")
+    assert 'list="model-presets"' in launch_page.content.decode()  # the presets, each with its memory figure
+    assert "Qwen3-4B (a 4B-class small model) — 9.0 GiB on one GPU (estimated)" in launch_page.content.decode()
+    form = launch_page.context["form"]
     assert (form.initial["kind"], form.initial["sft_dataset"]) == ("sft", dataset.id)
     data = launch_form_data(signed_in, kind="sft", sft_dataset=dataset.id, pool="", base_model=model_dir,
                             recipe="studio-hps-only", num_train_epochs=2, per_device_train_batch_size=2,
