@@ -57,8 +57,8 @@ def test_a_curator_freezes_a_dataset_trains_sft_on_it_and_continues_it_with_grpo
     page.click("text=Train SFT on it")
     page.wait_for_selector(".launchform")
     assert page.is_checked(".launchform input[name=kind][value=sft]")
+    page.wait_for_selector("input[name=num_generations]", state="hidden")  # a GRPO argument, once launch.js ran
     assert page.locator("input[name=num_train_epochs]").is_visible()
-    assert page.locator("input[name=num_generations]").is_hidden()  # a GRPO argument
     page.select_option("select[name=recipe]", "studio-hps-only")
     page.fill("input[name=base_model]", painter_model)
     fill(page, {"name": "warm start", "num_train_epochs": "1", "per_device_train_batch_size": "2",
@@ -83,6 +83,8 @@ def test_a_curator_freezes_a_dataset_trains_sft_on_it_and_continues_it_with_grpo
     page.click("#grpo-from-sft")
     page.wait_for_selector(".launchform")
     assert page.is_checked(".launchform input[name=kind][value=grpo]")
+    page.wait_for_selector("input[name=num_train_epochs]", state="hidden")
+    assert page.locator("input[name=num_generations]").is_visible()
     assert page.input_value("select[name=init_run]") == str(sft.id)
     assert page.input_value("input[name=base_model]") == painter_model
     fill(page, {"max_steps": "1", "num_generations": "2", "gradient_accumulation_steps": "2", "warmup_steps": "0",
