@@ -90,6 +90,7 @@ def test_the_launch_form_launches_sft_on_a_dataset_then_grpo_from_it(signed_in, 
     page = signed_in.get(reverse("training:run", args=[sft.id])).content.decode()
     assert f"{reverse('training:launch')}?init_run={sft.id}" in page and "Train with GRPO from this run" in page
     assert "0.620" in page and "chart-sft-accuracy" in page and "chart-reward" not in page
+    assert reverse("training:gallery", args=[sft.id]) not in page  # an SFT run has no rollouts
     form = signed_in.get(reverse("training:launch") + f"?init_run={sft.id}").context["form"]
     assert (form.initial["kind"], form.initial["init_run"], form.initial["base_model"]) == ("grpo", sft.id, model_dir)
     grpo_data = launch_form_data(signed_in, kind="grpo", init_run=sft.id, pool=pool.id, base_model=model_dir,
