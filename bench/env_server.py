@@ -36,25 +36,18 @@ os.environ["PAINTAPP_DETERMINISM_EVERY"] = "0"
 sys.path.insert(0, str(REPO))
 
 import django  # noqa: E402
-import psycopg  # noqa: E402
 import requests  # noqa: E402
+from support import ensure_database, stop_workers  # noqa: E402  (bench/ is the script's folder)
 
 SKETCHES = [(REPO / "tests" / "paintenv" / "corpus" / "good" / f"{name}.js").read_text()
             for name in ("hibiscus", "iris", "poppy", "rose")]
 
-
-def ensure_database() -> None:
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (BENCH_DB,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
-
-
-ensure_database()
+ensure_database(BENCH_DB)
 django.setup()
 
 from django.core.management import call_command  # noqa: E402
 from openenv import GenericEnvClient  # noqa: E402
-from train_step import start_workers, stop_workers  # noqa: E402  (bench/ is the script's folder)
+from train_step import start_workers  # noqa: E402
 
 from curation.models import Pool  # noqa: E402
 from curation.selectors import group_references  # noqa: E402

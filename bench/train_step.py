@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from support import stop_workers  # bench/ is the script's folder
 
 REPO = Path(__file__).resolve().parent.parent
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "paintapp.settings")
@@ -54,14 +55,6 @@ def start_workers(workers: dict[str, int] = WORKERS) -> list[subprocess.Popen]:
     raise SystemExit("workers did not come up within 60 s")
 
 
-def stop_workers(procs: list[subprocess.Popen]) -> None:
-    for proc in procs:
-        os.killpg(proc.pid, signal.SIGTERM)
-    for proc in procs:
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def measure(args, size: int) -> list[dict]:

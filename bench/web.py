@@ -18,16 +18,12 @@ import statistics
 import time
 from pathlib import Path
 
+from support import ensure_database  # bench/ is the script's folder
+
 REPO = Path(__file__).resolve().parent.parent
 BENCH_DB = "paintapp_bench"
 
 
-def ensure_database(name: str) -> None:
-    import psycopg
-
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def setup_django() -> None:
