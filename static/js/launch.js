@@ -52,6 +52,9 @@
       if (input.dataset.kinds.split(" ").includes(kind)) label.removeAttribute("data-hidden-kind");
       else label.setAttribute("data-hidden-kind", "");
     }
+    // The warm-up warning and the time estimate count GRPO steps of rollouts.
+    const notes = document.getElementById("launch-notes");
+    if (notes) notes.hidden = kind !== "grpo";
   }
   for (const input of kinds) input.addEventListener("change", show);
   show();
