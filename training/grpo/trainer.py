@@ -34,7 +34,6 @@ from training.grpo.tracking import grpo_tracking_arguments
 from training.grpo.turns import RevisionRollout
 from training.models import Run
 from training.sft.trainer import build_sft_trainer
-from training.sft.warm_start import StartCheckCallback, continued_model
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +116,12 @@ def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int 
     """The run's GRPOTrainer; `executor`: where renders and scores run (painting.pipeline; the workers unless given)."""
     from trl import GRPOTrainer
 
+    # transformers and torch load here, not with this module: `manage.py train_process` imports
+    # it before its process starts watching the train task (launching.watch_parent), and their
+    # ~5 s, far more on a busy box, would be a window in which the trainer's death goes unseen.
     from training.grpo.callbacks import CheckpointCallback, RunCallback, TrackingCallback
     from training.grpo.rewarding import PaintingReward
+    from training.sft.warm_start import StartCheckCallback, continued_model
 
     reward = PaintingReward(run, executor=executor)
     processing_class = load_processing_class(run.base_model)

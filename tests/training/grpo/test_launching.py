@@ -3,6 +3,7 @@ of the tiny painter model with real train / render / score workers and Chromium.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -152,6 +153,21 @@ def test_the_training_processes_die_with_the_train_task_that_started_them(worker
     task_process = workers["train"].kill_pool_children()  # what the out-of-memory killer does to the trainer
     assert task_process
     assert still_running(spawned, timeout=15) == [], "a training process outlived the train task"
+
+
+def test_a_training_process_loads_no_torch_before_it_watches_the_train_task():
+    """`manage.py train_process` starts watching the train task in its handle(); the command's
+    module (and the trainer it imports) must not spend the seconds of torch and transformers
+    before that, or a trainer killed then leaves its processes running."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, django; django.setup(); import training.management.commands.train_process; "
+             "print(sorted({'torch', 'transformers', 'trl', 'peft'} & set(sys.modules)))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                            env={**os.environ, "DJANGO_SETTINGS_MODULE": "paintapp.settings"},
+                            cwd=Path(__file__).resolve().parents[3])
+    assert loaded.stdout.strip() == "[]", loaded.stderr[-2000:]
 
 
 def test_the_launch_command_runs_torchrun_on_its_own_port_or_follows_an_accelerate_config(tmp_path):

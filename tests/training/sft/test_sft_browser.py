@@ -77,7 +77,7 @@ def test_a_curator_freezes_a_dataset_trains_sft_on_it_and_continues_it_with_grpo
         assert figures["samples"] == 2 and 0 <= figures["gate_pass_rate"] <= 1 and 0 <= figures["render_rate"] <= 1
     page.reload()
     assert page.locator("#run-ladder tbody tr").count() == 2  # the base model and after SFT
-    assert page.locator("#chart-sft-accuracy canvas").count() == 1
+    page.wait_for_selector("#chart-sft-accuracy canvas")  # curves.js draws once the metrics are fetched
     screenshot(page, "sft-run-page")
 
     page.click("#grpo-from-sft")
