@@ -25,3 +25,16 @@ def pool(curator):
         grade_set(reference=make_reference(subject=f"a flower {i}", source=code), curator=curator,
                   tier="love" if i < 6 else "okay")
     return pool_freeze(name="sft", curator=curator, eval_share=0.25, seed=3)
+
+
+@pytest.fixture
+def launch_without_workers(settings):
+    """For tests of what a launch stores and refuses on its own: no worker runs there."""
+    settings.LAUNCH_CHECKS_WORKERS = False
+
+
+@pytest.fixture
+def model_dir(tmp_path):
+    """A folder a launch accepts as a local model (its config.json); nothing loads it."""
+    (tmp_path / "config.json").write_text("{}")
+    return str(tmp_path)

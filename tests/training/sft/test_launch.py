@@ -2,8 +2,6 @@
 refused, before any worker trains; freezing datasets in versions."""
 from __future__ import annotations
 
-import json
-
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -13,18 +11,7 @@ from training import services
 from training.models import Run, SftDataset
 from training.sft.dataset import SftSources
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _launch_without_workers(settings):
-    settings.LAUNCH_CHECKS_WORKERS = False
-
-
-@pytest.fixture
-def model_dir(tmp_path):
-    (tmp_path / "config.json").write_text(json.dumps({"model_type": "qwen3"}))
-    return str(tmp_path)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("launch_without_workers")]
 
 
 @pytest.fixture

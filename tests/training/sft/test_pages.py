@@ -12,18 +12,7 @@ from training import services
 from training.models import Run, SftDataset, Step
 from training.sft.dataset import SftSources
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _launch_without_workers(settings):
-    settings.LAUNCH_CHECKS_WORKERS = False
-
-
-@pytest.fixture
-def model_dir(tmp_path):
-    (tmp_path / "config.json").write_text("{}")
-    return str(tmp_path)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("launch_without_workers")]
 
 
 @pytest.fixture
