@@ -15,6 +15,11 @@ reads the grades). Tiers are ordinal: reject < okay < love. Grades may be missin
 
 A figure that cannot be computed (one curator, too few shared references, a single tier
 throughout) is None with a reason, never a made-up 0.
+
+Imports: `krippendorff` and scikit-learn are imported inside the two functions that compute
+with them, not here. Every process that loads the URLs imports this module (the pool pages
+link to the agreement report), the train worker and `migrate` included, and a lean GPU image
+without those packages must still train and migrate (tests/test_lean_imports.py).
 """
 from __future__ import annotations
 
@@ -23,9 +28,7 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
-import krippendorff
 import numpy as np
-from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 TIERS_IN_ORDER = ("reject", "okay", "love")  # ordinal: index is rank
 _CODE = {tier: rank for rank, tier in enumerate(TIERS_IN_ORDER)}
@@ -267,6 +270,8 @@ def _alpha(value_counts: np.ndarray) -> tuple[float | None, str]:
     if np.count_nonzero(used) < 2:
         tier = TIERS_IN_ORDER[int(np.argmax(used))]
         return None, f"every grade on the shared references is {tier}: alpha needs more than one tier to compare"
+    import krippendorff  # here, not at the top: see the module docstring
+
     value = krippendorff.alpha(value_counts=value_counts, value_domain=_LABELS, level_of_measurement="ordinal")
     return float(value), ""
 
@@ -309,6 +314,8 @@ def _pair(
     a: str, b: str, a_grades: dict[int, int], b_grades: dict[int, int], *,
     resamples: int, rng: np.random.Generator, min_shared: int,
 ) -> PairAgreement:
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix  # here, not at the top: see the docstring
+
     both = sorted(a_grades.keys() & b_grades.keys())
     a_codes = np.array([a_grades[ref] for ref in both], dtype=int)
     b_codes = np.array([b_grades[ref] for ref in both], dtype=int)

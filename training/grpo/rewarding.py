@@ -32,7 +32,6 @@ from painting.pipeline import Batch, Executor, JudgedSketch, PaintJob, paint_bat
 from training import metrics as keys
 from training.grpo import together
 from training.grpo.pausing import WorkersMissing
-from training.grpo.remote import MARGIN_S, RemoteEnvironment
 from training.grpo.turns import REVISION_CHAIN, TurnOutcome, rollout_reward
 from training.models import Rollout, RolloutTurn, Run
 
@@ -79,10 +78,16 @@ class PaintingReward:
         self.step_started_at: float = time.monotonic()
         self._references: dict[tuple[int, int], list[int]] = {}
         self.turn_figures = {"late": 0, "render_s": 0.0, "score_s": 0.0}
-        self.remote = RemoteEnvironment(
-            self.args.environment_url, token_env=self.args.environment_token_env, run_name=run.name,
-            timeout_s=self.args.render_deadline_s + self.args.score_deadline_s + MARGIN_S,
-        ) if self.args.environment_url else None
+        self.remote = None
+        if self.args.environment_url:
+            # Only a run that plays a remote environment imports OpenEnv's client (and with it fastmcp,
+            # mcp and opentelemetry): a lean GPU image without them trains every other run.
+            from training.grpo.remote import MARGIN_S, RemoteEnvironment
+
+            self.remote = RemoteEnvironment(
+                self.args.environment_url, token_env=self.args.environment_token_env, run_name=run.name,
+                timeout_s=self.args.render_deadline_s + self.args.score_deadline_s + MARGIN_S,
+            )
 
     # TRL calls this; keep the signature permissive (it passes dataset columns and helpers).
     def __call__(self, prompts, completions, **kwargs) -> list[float | None]:

@@ -1,0 +1,77 @@
+"""A lean GPU image: the train worker imports what a run uses. Without OpenEnv's client (and
+fastmcp, mcp, opentelemetry with it), Krippendorff's alpha or scikit-learn, the trainer still
+imports, every Celery task module loads, and `migrate` builds a fresh database: OpenEnv is for
+a run with an `environment_url`, the agreement statistics for the agreement report."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+ABSENT = ("openenv", "fastmcp", "mcp", "opentelemetry", "krippendorff", "sklearn", "wandb", "trackio")
+
+# Runs in a fresh interpreter: a finder ahead of every other refuses the absent packages, and
+# find_spec answers None for them, as in an image without them.
+PROGRAM = """
+import importlib.abc, importlib.util, sys
+
+ABSENT = set(sys.argv[1].split(","))
+
+class Absent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in ABSENT:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, Absent())
+find_spec = importlib.util.find_spec  # how transformers and TRL ask whether a package is installed
+
+
+def installed_spec(name, package=None):
+    return None if name.split(".")[0] in ABSENT else find_spec(name, package)
+
+
+importlib.util.find_spec = installed_spec
+
+import django
+django.setup()
+from django.core.management import call_command
+
+from paintapp.celery import app
+app.loader.import_default_modules()  # every app's tasks, as a worker loads them
+import training.grpo.trainer, training.grpo.callbacks, training.grpo.rewarding, training.grpo.turns
+import training.grpo.revision_trainer, training.sft.trainer, training.sft.warm_start, training.lifecycle
+import training.management.commands.train_process
+call_command("migrate", verbosity=0)
+call_command("check")
+print("loaded:", sorted(name for name in sys.modules if name.split(".")[0] in ABSENT))
+"""
+
+
+def run_without(absent: tuple[str, ...], tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'lean.sqlite3'}",
+           "DJANGO_SETTINGS_MODULE": "paintapp.settings", "PAINTAPP_VAR_DIR": str(tmp_path / "var")}
+    return subprocess.run([sys.executable, "-c", PROGRAM, ",".join(absent)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_trainer_imports_and_migrate_runs_without_openenv_or_the_agreement_statistics(tmp_path):
+    result = run_without(ABSENT, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "loaded: []" in result.stdout
+    assert (tmp_path / "lean.sqlite3").stat().st_size > 0
+
+
+@pytest.mark.parametrize("package", ["krippendorff", "openenv"])
+def test_the_check_fails_where_a_module_still_imports_one_at_the_top(tmp_path, package):
+    """The finder really refuses: a module that imports the package at the top fails to load."""
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    (probe / "eager.py").write_text(f"import {package}\n")
+    program = PROGRAM.replace("import django\n", f"sys.path.insert(0, {str(probe)!r})\nimport eager\nimport django\n")
+    result = subprocess.run([sys.executable, "-c", program, ",".join(ABSENT)], cwd=REPO, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode != 0 and f"No module named '{package}'" in result.stderr
