@@ -107,7 +107,7 @@ def vllm_missing(worker: dict) -> list[str]:
     return lacks
 
 
-def _check_gpus(args: RunArguments, recipe: Recipe, base_model: str) -> None:
+def _check_gpus(args: RunArguments, recipe: Recipe, base_model: str, *, kind: str) -> None:
     """Refuse a run that the train worker's GPUs cannot hold (training/gpu_budget.py), and a
     vLLM run that no train worker can generate for: vLLM needs CUDA and the vllm package where
     the trainer runs, which is the train worker, not this process."""
@@ -118,7 +118,7 @@ def _check_gpus(args: RunArguments, recipe: Recipe, base_model: str) -> None:
     except Exception:  # noqa: BLE001 - a broker that is down answers for no worker
         workers = []
     try:
-        gpu_budget.check(args, recipe, base_model, workers)
+        gpu_budget.check(args, recipe, base_model, workers, kind=kind)
     except gpu_budget.BudgetRefused as exc:
         raise LaunchError(str(exc)) from exc
     if args.generation not in VLLM_BACKENDS:
@@ -191,7 +191,7 @@ def run_launch(
     _check_pool(pool, recipe)
     if problem := tracking_problem(args.report_to):
         raise LaunchError(problem)
-    _check_gpus(args, recipe, base_model)
+    _check_gpus(args, recipe, base_model, kind=kind)
     if not args.environment_url:  # a remote environment judges with its own workers and parts
         _check_workers(recipe)  # it asks the workers (a second with the Redis broker)
         _check_parts(recipe, pool)  # last: a score worker probes the parts

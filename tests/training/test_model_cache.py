@@ -313,11 +313,12 @@ def test_the_command_lists_the_presets_with_their_memory_and_its_source():
         assert f"{preset.key}  {preset.label}" in listing
         assert f"  {preset.memory}: {preset.memory_note}" in listing
     assert "Qwen/Qwen3.5-35B-A3B (on the Hub), 35B parameters" in listing
-    assert "140.4 GiB on one GPU (published): trained on one H200 (141 GB) in the reference write-up" in listing
+    assert "GiB on one GPU (arithmetic, default run): 35B parameters (the model card) and its published config: " \
+           "weights 65.2 GiB" in listing
     assert "Qwen/Qwen3-4B (on the Hub), 4.02B parameters" in listing
-    assert "9.0 GiB on one GPU (estimated)" in listing
+    assert "21.6 GiB on one GPU (arithmetic, default run)" in listing
     assert "(built here by manage.py build_tiny_model)" in listing
-    assert "GiB on one GPU (measured on CPU): measured on CPU (peak RSS of a training step, 2-core box)" in listing
+    assert "Measured on CPU (peak RSS of a training step, 2-core box)" in listing
 
 
 def test_a_preset_key_fetches_its_hub_model_and_says_what_training_it_needs(hub_as_default, tiny_model_dir, tmp_path):
@@ -326,7 +327,8 @@ def test_a_preset_key_fetches_its_hub_model_and_says_what_training_it_needs(hub_
     said = run_fetch("qwen3-4b")
 
     assert said.startswith("qwen3-4b: Qwen/Qwen3-4B\nFetched Qwen/Qwen3-4B (main = ")
-    assert "  to train: 9.0 GiB on one GPU (estimated): 4.02B parameters (published) × 2 bytes" in said
+    assert "  to train: 21.6 GiB on one GPU (arithmetic, default run): 4.02B parameters and the sizes of its " \
+           "published config: weights 7.5 GiB" in said
     snapshots = tmp_path / "hf" / "hub" / "models--Qwen--Qwen3-4B" / "snapshots"
     assert files_of(next(snapshots.iterdir())) == files_of(tiny_model_dir)
     assert run_fetch("Qwen/Qwen3-4B").startswith("Already in the cache: Qwen/Qwen3-4B")  # by its Hub name too
@@ -350,7 +352,7 @@ def test_a_tiny_preset_is_built_here_not_fetched(hub_as_default, settings, tmp_p
     (built / "model.safetensors").write_bytes(b"\0" * 2048)
     said = run_fetch("tiny-painter")
     assert said.startswith(f"tiny-painter is built here, not fetched from the Hub: present at {built} (2 files, ")
-    assert "to train: " in said and "(measured on CPU): measured on CPU" in said
+    assert "to train: " in said and "(arithmetic, default run)" in said and "Measured on CPU" in said
     assert hub_as_default.requests == []  # the Hub was never asked
 
 

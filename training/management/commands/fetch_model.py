@@ -71,7 +71,7 @@ class Command(BaseCommand):
         for preset in presets():
             self.stdout.write(self.style.SUCCESS(f"{preset.key}") + f"  {preset.label}")
             where = f"built here by {preset.build_command}" if preset.local else "on the Hub"
-            count = (f"{preset.parameters / 1e9:g}B" if preset.parameters >= 10**9 else
+            count = (f"{preset.parameters / 1e9:.3g}B" if preset.parameters >= 10**9 else
                      f"{preset.parameters / 1e6:.2f}M")
             self.stdout.write(f"  {preset.model} ({where}), {count} parameters")
             self.stdout.write(f"  {preset.memory}: {preset.memory_note}")
