@@ -1,7 +1,7 @@
 """Generation backends and batch layouts on this machine: tokens/s and GRPO step time.
 
-Trains the tiny model for a few GRPO steps per configuration with the run's own GRPOConfig
-and LoRA (training/grpo/trainer.py), rewarded by the static gate alone (in-process, so no
+Trains the tiny model for a few GRPO steps per configuration with the run's own GRPOConfig,
+LoRA and trainer class (training/grpo/trl_config.py, generation.py), rewarded by the static gate alone (in-process, so no
 workers are needed and the step is generation + update). Generation time is measured as
 the app measures it (from the step's start to the reward call); tokens/s is the step's
 completion tokens over that time.
@@ -10,7 +10,8 @@ completion tokens over that time.
         [--backends generate continuous-batching] [--layouts 1x8 8x1] [--max-completion-length 512]
 
 Prints one line per step and, per configuration, the median over the steps after the first
-(the first also compiles and warms caches).
+(the first also compiles and warms caches). The GPU box's bench, with preset-shaped models,
+peak memory against the budget and HPSv3, is bench/gpu/.
 """
 from __future__ import annotations
 
@@ -32,10 +33,11 @@ django.setup()
 
 from paintenv.gate import gate_reply  # noqa: E402
 from paintenv.prompts import SUBJECTS, build_messages, make_subject  # noqa: E402
+from training.grpo.backends import FOLDING_BACKENDS  # noqa: E402
 from training.grpo.config import RunArguments  # noqa: E402
+from training.grpo.lora_reach import lora_config  # noqa: E402
 from training.grpo.rewarding import completion_text  # noqa: E402
-from training.grpo.trainer import grpo_config, lora_config  # noqa: E402
-from training.models import Run  # noqa: E402
+from training.grpo.trl_config import grpo_config_of  # noqa: E402
 
 
 class GateReward:
@@ -56,7 +58,8 @@ def measure(model: str, generation: str, layout: str, steps: int, max_completion
     import torch
     from datasets import Dataset
     from transformers import TrainerCallback
-    from trl import GRPOTrainer
+
+    from training.grpo.generation import StudioGRPOTrainer
 
     per_device, accumulation = (int(n) for n in layout.split("x"))
     args = RunArguments(max_steps=steps, generation=generation, per_device_train_batch_size=per_device,
@@ -75,10 +78,11 @@ def measure(model: str, generation: str, layout: str, steps: int, max_completion
 
     prompt = build_messages(make_subject(SUBJECTS[0].text))
     with tempfile.TemporaryDirectory() as output_dir:
-        trainer = GRPOTrainer(
-            model=model, reward_funcs=reward, args=grpo_config(Run(output_dir=output_dir, seed=0), args),
+        trainer = StudioGRPOTrainer(
+            model=model, reward_funcs=reward, args=grpo_config_of(args, output_dir=output_dir, seed=0),
             train_dataset=Dataset.from_list([{"prompt": prompt}] * (steps * args.prompts_per_step)),
             peft_config=lora_config(args), callbacks=[Clock()],
+            fold_adapter=generation in FOLDING_BACKENDS, compile_decode=generation == "compiled",
         )
         trainer.train()
     rows = []
@@ -93,7 +97,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=str(REPO / "models" / "tiny-painter-tests"))
     parser.add_argument("--steps", type=int, default=4)
-    parser.add_argument("--backends", nargs="+", default=["generate", "continuous-batching"])
+    parser.add_argument("--backends", nargs="+", default=["generate", "compiled", "continuous-batching"])
     parser.add_argument("--layouts", nargs="+", default=["1x8", "8x1"], help="per-device batch x accumulation")
     parser.add_argument("--max-completion-length", type=int, default=512)
     parser.add_argument("--threads", type=int, default=1)

@@ -45,6 +45,10 @@ REWARD_S = "ours/reward_s"
 UPDATE_S = "ours/update_s"
 STEP_S = "ours/step_s"
 OTHER_S = "ours/other_s"
+# Ours: the trainer's own generation (training/grpo/generation.py), per step.
+COMPLETION_TOKENS = "ours/completion_tokens"  # tokens generated (every turn)
+TOKENS_PER_S = "ours/tokens_per_s"  # completion tokens over the seconds in generation, folding included
+FOLD_S = "ours/fold_s"  # seconds folding the adapter in and restoring the base weights
 # One count per violation code: violations/<code>.
 VIOLATION_PREFIX = "violations/"
 
@@ -83,6 +87,7 @@ CHARTS = (
     {"id": "chart-lr", "title": "Learning rate", "series": [LEARNING_RATE], "trainer": True, "kinds": ("grpo", "sft")},
     {"id": "chart-time", "title": "Seconds per step", "series": [GENERATION_S, RENDER_S, SCORE_S, UPDATE_S],
      "stacked": True, "trainer": True},
+    {"id": "chart-speed", "title": "Generation speed (completion tokens/s)", "series": [TOKENS_PER_S], "trainer": True},
     # An SFT run's own (kinds: the run kinds that draw a chart; GRPO when not said).
     {"id": "chart-sft-accuracy", "title": "Token accuracy (share of completion tokens predicted) and entropy",
      "series": [TOKEN_ACCURACY, ENTROPY], "kinds": ("sft",)},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from celery.utils import uuid
@@ -25,10 +26,11 @@ from painting.pipeline import stage_queues
 from painting.probing import recipe_probe
 from painting.selectors import UnknownRecipe, recipe_get
 from training import gpu_budget
+from training.grpo.backends import auto_candidates
 from training.grpo.config import GRPO, SFT, VLLM_BACKENDS, RunArguments
 from training.grpo.tracking import tracking_problem
 from training.models import Rollout, Run, SftDataset
-from training.selectors import RunDeletion, resume_redo, run_deletion
+from training.selectors import RunDeletion, measured_generation, resume_redo, run_deletion
 from training.sft.dataset import SftSources, build_dataset
 
 log = logging.getLogger(__name__)
@@ -107,22 +109,25 @@ def vllm_missing(worker: dict) -> list[str]:
     return lacks
 
 
-def _check_gpus(args: RunArguments, recipe: Recipe, base_model: str, *, kind: str) -> None:
-    """Refuse a run that the train worker's GPUs cannot hold (training/gpu_budget.py), and a
-    vLLM run that no train worker can generate for: vLLM needs CUDA and the vllm package where
-    the trainer runs, which is the train worker, not this process."""
+def _check_gpus(args: RunArguments, recipe: Recipe, base_model: str, *, kind: str) -> RunArguments:
+    """Resolve an `auto` generation where a GPU train worker answers; refuse a run that the train
+    worker's GPUs cannot hold (training/gpu_budget.py), and a vLLM run that no train worker can
+    generate for: vLLM needs CUDA and the vllm package where the trainer runs, which is the train
+    worker, not this process. The run's arguments, its generation resolved or left to the trainer."""
     if not settings.LAUNCH_CHECKS_WORKERS:
-        return
+        return args
     try:
         _source, workers = live_workers()
     except Exception:  # noqa: BLE001 - a broker that is down answers for no worker
         workers = []
+    if args.generation == "auto" and kind == GRPO:
+        args = _auto_generation(args, recipe, base_model, workers)
     try:
         gpu_budget.check(args, recipe, base_model, workers, kind=kind)
     except gpu_budget.BudgetRefused as exc:
         raise LaunchError(str(exc)) from exc
     if args.generation not in VLLM_BACKENDS:
-        return
+        return args
     trainers = [w for w in workers if "train" in w.get("queues", [])]
     if not trainers:
         raise LaunchError(f"{args.generation} generation needs a train worker with a GPU and vllm, and none answers "
@@ -132,6 +137,30 @@ def _check_gpus(args: RunArguments, recipe: Recipe, base_model: str, *, kind: st
         reasons = "; ".join(f"{name}: {', '.join(lacks)}" for name, lacks in sorted(lacking.items()))
         raise LaunchError(f"{args.generation} generation needs vLLM on a CUDA GPU, and no train worker has both "
                           f"({reasons}); choose generate or continuous-batching, or install vllm on the GPU box")
+    return args
+
+
+def _auto_generation(args: RunArguments, recipe: Recipe, base_model: str, workers: list[dict]) -> RunArguments:
+    """`auto` on the first GPU train worker that answers: the first of its candidates (the fastest
+    measured there for this model, then vLLM colocated where installed, then compiled) whose memory
+    budget fits; without a GPU train worker it stays `auto`, and the trainer resolves it (on a CPU:
+    generate)."""
+    gpu_trainers = [w for w in workers if "train" in w.get("queues", []) and w.get("gpus") and w.get("cuda_build")]
+    if not gpu_trainers:
+        return args
+    worker = gpu_trainers[0]
+    host = worker.get("host") or worker.get("hostname", "?").split("@")[-1]
+    candidates = auto_candidates(cuda=True, vllm=bool(worker.get("vllm")),
+                                 measured=measured_generation(host=host, base_model=base_model))
+    for backend, why in candidates:
+        chosen = replace(args, generation=backend)
+        try:
+            gpu_budget.check(chosen, recipe, base_model, [worker, *[w for w in workers if w is not worker]])
+        except gpu_budget.BudgetRefused:
+            continue
+        log.info("generation auto -> %s on %s: %s", backend, host, why)
+        return chosen
+    return replace(args, generation=candidates[0][0])  # none fits: the budget check says why
 
 
 def _check_parts(recipe: Recipe, pool: Pool) -> None:
@@ -191,7 +220,7 @@ def run_launch(
     _check_pool(pool, recipe)
     if problem := tracking_problem(args.report_to):
         raise LaunchError(problem)
-    _check_gpus(args, recipe, base_model, kind=kind)
+    args = _check_gpus(args, recipe, base_model, kind=kind)
     if not args.environment_url:  # a remote environment judges with its own workers and parts
         _check_workers(recipe)  # it asks the workers (a second with the Redis broker)
         _check_parts(recipe, pool)  # last: a score worker probes the parts

@@ -52,7 +52,8 @@ def launch(request):
         initial = {"kind": Run.Kind.SFT, "sft_dataset": dataset.id, "pool": dataset.pool_id}
     form = LaunchForm(request.POST or None, initial=initial, **form_kwargs)
     if "check" in request.POST:  # the parts table for the chosen recipe (an htmx fragment, or the page)
-        context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout(), **_recipe_probe(request.POST)}
+        context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout(),
+                   "generation_speeds": selectors.generation_speeds(), **_recipe_probe(request.POST)}
         if request.htmx:
             return render(request, "painting/_recipe_probe.html", context)
         return render(request, "training/launch.html", context)
@@ -72,7 +73,8 @@ def launch(request):
         else:
             messages.success(request, f"Launched {run.name}. It starts as soon as a train worker is free.")
             return redirect("training:run", run_id=run.id)
-    context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout(), "probe": probe}
+    context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout(),
+               "generation_speeds": selectors.generation_speeds(), "probe": probe}
     return render(request, "training/launch.html", context, status=400 if form.errors else 200)
 
 

@@ -60,8 +60,9 @@ def make_run(pool, *, steps: int = 3, generations: int = 4, status: str = "finis
     failed gate. Without it rewards rise slowly with noise (seeded).
     """
     recipe = PRESETS["studio-judge-led"]
+    # One group a step, 1 × G; generated as the trainer resolves `auto` on a CPU box.
     args = RunArguments.from_dict({"num_generations": generations, "gradient_accumulation_steps": generations,
-                                   "max_steps": max(1, steps)})  # one group a step, 1 × G
+                                   "max_steps": max(1, steps), "generation": "generate"})
     run = Run.objects.create(
         name=name, pool=pool, base_model=str(Path(settings.MODELS_DIR) / "tiny-painter"),
         recipe_name=recipe.name, recipe=recipe.to_dict(), subjects=["a peach hibiscus"],

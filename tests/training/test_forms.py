@@ -36,7 +36,7 @@ def test_the_form_shows_the_published_batch_layout_lora_dropout_loss_and_generat
         "per_device_train_batch_size", "gradient_accumulation_steps", "lora_dropout", "loss_type",
         "mask_truncated_completions", "generation")}
     assert initial == {"per_device_train_batch_size": 1, "gradient_accumulation_steps": 8, "lora_dropout": 0.0,
-                       "loss_type": "dapo", "mask_truncated_completions": False, "generation": "generate"}
+                       "loss_type": "dapo", "mask_truncated_completions": False, "generation": "auto"}
     assert [value for value, _ in form.fields["generation"].choices] == list(GENERATION_BACKENDS)
     assert [value for value, _ in form.fields["loss_type"].choices] == list(LOSS_TYPES)
 

@@ -265,7 +265,7 @@ def test_the_runs_list_and_run_page_render_with_live_fragments(client, curator, 
     listing = client.get(reverse("training:runs"))
     assert b"first" in listing.content
     page = client.get(reverse("training:run", args=[run.id])).content.decode()
-    assert "G 8, 1 × 8, generate, dapo loss" in page  # the run's settings, the published ones here
+    assert "G 8, 1 × 8, auto, dapo loss" in page  # the run's settings, the published ones here (auto until it trains)
     fragment = client.get(reverse("training:run", args=[run.id]), headers={"HX-Request": "true"})
     assert 'id="run-live"' in fragment.content.decode() and "<html" not in fragment.content.decode()
     duplicate = client.get(reverse("training:launch"), {"from": run.id})
@@ -503,8 +503,8 @@ def test_a_train_worker_with_a_gpu_cuda_torch_and_vllm_lacks_nothing_for_vllm():
     assert services.vllm_missing({**gpu_box, "gpus": [], "vllm": ""}) == ["no GPU", "no vllm installed"]
 
 
-def test_the_continuous_batching_and_plain_runs_launch_without_asking_for_a_gpu(pool, model_dir):
-    for generation in ("generate", "continuous-batching"):
+def test_the_runs_that_generate_in_the_trainer_launch_without_asking_for_a_gpu(pool, model_dir):
+    for generation in ("auto", "generate", "compiled", "continuous-batching"):
         run = services.run_launch(pool=pool, recipe_name="hps-only", base_model=model_dir,
                                   arguments={"generation": generation})
         assert run.hyperparameters["generation"] == generation

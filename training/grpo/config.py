@@ -20,9 +20,10 @@ _FALSE = {"0", "false", "no", "off"}
 _NONE = {"none", "null"}
 MAX_PROCESSES = 8  # one machine's GPUs
 MAX_TURNS = 3  # sketches per rollout: the first and up to two revisions
-# How a run generates its completions: TRL's plain `generate`, transformers' continuous
-# batching, or vLLM in the trainer's process or in a `trl vllm-serve` beside it.
-GENERATION_BACKENDS = ("generate", "continuous-batching", "vllm-colocate", "vllm-server")
+# How a run generates its completions (training/grpo/backends.py): the fastest measured on the box
+# (auto), transformers' generate (eager or with a compiled decode step), its continuous batching,
+# or vLLM in the trainer's process or in a `trl vllm-serve` beside it.
+GENERATION_BACKENDS = ("auto", "generate", "compiled", "continuous-batching", "vllm-colocate", "vllm-server")
 VLLM_BACKENDS = ("vllm-colocate", "vllm-server")
 # `trl vllm-serve` listens on 8000 by default, which is the studio's port: serve it on 8002
 # (`make trl-vllm-server`).
@@ -198,9 +199,12 @@ class RunArguments:
                                 help="pixels of a training render (the sketch always draws on 600 units)", kinds=BOTH)
     checkpoint_every: int = argument(10, min=1, on_form=True, help="steps between checkpoints (Resume starts there)", kinds=BOTH)
     generation: str = argument(
-        "generate", choices=GENERATION_BACKENDS, on_form=True,
-        help="generate: transformers' generate; continuous-batching: transformers' paged continuous batching; "
-             "vllm-colocate: vLLM in the trainer's process (GPU); vllm-server: a trl vllm-serve at the vLLM server URL (GPU)",
+        "auto", choices=GENERATION_BACKENDS, on_form=True,
+        help="auto: the fastest measured on the train worker's box for this model (else vLLM colocated where "
+             "installed, else compiled on a GPU, generate on a CPU); generate: transformers' generate, the adapter "
+             "folded in; compiled: the same with a static cache and a compiled decode step (CUDA graphs, GPU); "
+             "continuous-batching: transformers' paged continuous batching; vllm-colocate: vLLM in the trainer's "
+             "process (GPU); vllm-server: a trl vllm-serve at the vLLM server URL (GPU)",
     )
     vllm_server_base_url: str = argument(VLLM_SERVER_URL, label="vLLM server URL", on_form=True,
                                          help="where `trl vllm-serve --port 8002` answers (vllm-server only)")

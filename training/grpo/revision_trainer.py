@@ -9,19 +9,20 @@ function (training/grpo/turns.py) returns the paintings it showed in a `feedback
 and this class takes that column out before the rewards see it and hands the paintings to
 every forward pass over the batch: the old and reference log-probabilities (when TRL computes
 them) and the loss, with `num_images` so TRL splits them with their rows when it shuffles and
-cuts the batch. Without that column (a text model) it is TRL's trainer unchanged.
+cuts the batch. Without that column (a text model) it is StudioGRPOTrainer unchanged
+(training/grpo/generation.py).
 """
 from __future__ import annotations
 
 from typing import Any
 
 import torch
-from trl import GRPOTrainer
 
 from training.grpo.feedback_images import FEEDBACK_IMAGES, IMAGE_KEYS, stacked
+from training.grpo.generation import StudioGRPOTrainer
 
 
-class RevisionGRPOTrainer(GRPOTrainer):
+class RevisionGRPOTrainer(StudioGRPOTrainer):
     _shown: dict[str, Any] | None = None  # the generation batch's paintings, while it is scored
 
     def _generate(self, prompts: list):

@@ -15,9 +15,11 @@ checkpoint and in how many processes, and writes how the run ended.
 """
 from __future__ import annotations
 
+import importlib.util
 import logging
 import random
-from dataclasses import asdict, dataclass
+import socket
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from django.db import close_old_connections
@@ -25,14 +27,17 @@ from django.db import close_old_connections
 from paintapp.lib.db import outlasting_restarts
 from paintenv.prompts import build_messages, make_subject
 from training.grpo import lora_reach, private_api, together
-from training.grpo.config import RunArguments, batch_layout
+from training.grpo.backends import FOLDING_BACKENDS, auto_candidates
+from training.grpo.config import RunArguments
 from training.grpo.feedback_images import painting_encoder
 from training.grpo.lora_reach import lora_config
 from training.grpo.model_loading import load_processing_class
 from training.grpo.pausing import WorkersMissing, checkpoint_now
 from training.grpo.tracking import grpo_tracking_arguments
+from training.grpo.trl_config import grpo_config_of
 from training.grpo.turns import RevisionRollout
 from training.models import Run
+from training.selectors import measured_generation
 from training.sft.trainer import build_sft_trainer
 
 log = logging.getLogger(__name__)
@@ -53,79 +58,26 @@ def training_dataset(run: Run, args: RunArguments):
     return Dataset.from_list(rows)
 
 
-# What each generation backend sets on TRL's GRPOConfig.
-TRL_GENERATION = {
-    "generate": {"use_vllm": False, "use_transformers_continuous_batching": False},
-    "continuous-batching": {"use_vllm": False, "use_transformers_continuous_batching": True},
-    "vllm-colocate": {"use_vllm": True, "vllm_mode": "colocate", "use_transformers_continuous_batching": False},
-    "vllm-server": {"use_vllm": True, "vllm_mode": "server", "use_transformers_continuous_batching": False},
-}
-
-
-# Continuous batching on a CPU. Told nothing, transformers sizes its paged cache from free
-# memory, which on a CPU is most of the machine's RAM (7.5 GB on a 24 GB test box), and with
-# it attention masks of max_batch_tokens x (cache + batch) tokens, set up again at every step.
-# Sized to what a step can hold instead: each of the process's sequences, its prompt (the
-# chat, and with revision turns every earlier reply and its feedback) plus its completion.
-CB_PAGE_TOKENS = 256  # transformers' default page size
-CB_PROMPT_TOKENS = 2048  # per turn: the chat or a turn's feedback (MAX_FEEDBACK_CHARS ~ 2K tokens)
-CB_CPU_BATCH_TOKENS = 512  # tokens a forward pass takes at once: a prefill is cut into such batches
-
-
-def cpu_continuous_batching(args: RunArguments, processes: int) -> dict[str, int]:
-    """The ContinuousBatchingConfig of a CPU run: a cache for one process's share of a step."""
-    sequences = args.generation_batch_size // processes
-    per_sequence = args.turns * (CB_PROMPT_TOKENS + args.max_completion_length)
-    return {"num_blocks": sequences * -(-per_sequence // CB_PAGE_TOKENS), "max_batch_tokens": CB_CPU_BATCH_TOKENS}
-
-
 def grpo_config(run: Run, args: RunArguments, *, processes: int = 1, model_given: bool = False):
-    """TRL's GRPOConfig: every run argument GRPOConfig also declares, plus what the app decides."""
-    import torch
-    from trl import GRPOConfig
-
-    on_gpu = torch.cuda.is_available()
-    bf16 = on_gpu if args.bf16 is None else args.bf16
-    return GRPOConfig(**{
-        **args.shared_with(GRPOConfig),
-        **TRL_GENERATION[args.generation],
-        **({"transformers_continuous_batching_config": cpu_continuous_batching(args, processes)}
-           if args.generation == "continuous-batching" and not on_gpu else {}),
-        "output_dir": run.output_dir,
-        "push_to_hub": bool(args.hub_model_id),
-        "hub_model_id": args.hub_model_id or None,
-        "seed": int(run.seed),
-        "use_cpu": not on_gpu,
-        "bf16": bf16,
-        "gradient_checkpointing": on_gpu,  # TRL defaults it on; on CPU it only costs time
-        # Only for a model TRL loads itself (GRPO from SFT hands it the loaded model).
-        "model_init_kwargs": {"dtype": "bfloat16"} if bf16 and not model_given else None,
-        **asdict(batch_layout(args, processes)),
-        "chat_template_kwargs": {"enable_thinking": False},  # Qwen3 templates think by default
-        "logging_steps": 1,
-        "save_strategy": "steps",
-        "save_steps": args.checkpoint_every,
-        "save_total_limit": 3,
-        **grpo_tracking_arguments(run, args.report_to),  # report_to, run_name, log_completions
-        "shuffle_dataset": False,
-        "disable_tqdm": True,
-    })
+    """TRL's GRPOConfig of the run (training/grpo/trl_config.py), in its folder, with its seed and tracking."""
+    return grpo_config_of(args, output_dir=run.output_dir, seed=run.seed, processes=processes, model_given=model_given,
+                          tracking=grpo_tracking_arguments(run, args.report_to))
 
 
 def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int = 1, executor=None):
     """The run's GRPOTrainer; `executor`: where renders and scores run (painting.pipeline; the workers unless given)."""
-    from trl import GRPOTrainer
-
     # transformers and torch load here, not with this module: `manage.py train_process` imports
     # it before its process starts watching the train task (launching.watch_parent), and their
     # ~5 s, far more on a busy box, would be a window in which the trainer's death goes unseen.
     from training.grpo.callbacks import CheckpointCallback, RunCallback, TrackingCallback
+    from training.grpo.generation import StudioGRPOTrainer
     from training.grpo.rewarding import PaintingReward
     from training.sft.warm_start import StartCheckCallback, continued_model
 
+    args = resolved_generation(run, args)
     reward = PaintingReward(run, executor=executor)
     processing_class = load_processing_class(run.base_model)
-    rollout, trainer_class = None, GRPOTrainer
+    rollout, trainer_class = None, StudioGRPOTrainer
     if args.turns > 1:
         from training.grpo.revision_trainer import RevisionGRPOTrainer
 
@@ -152,9 +104,36 @@ def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int 
         train_dataset=training_dataset(run, args),
         peft_config=peft_config,
         callbacks=callbacks,
+        fold_adapter=args.generation in FOLDING_BACKENDS,
+        compile_decode=args.generation == "compiled",
     )
     lora_reach.report(trainer.model)
     return trainer
+
+
+def resolved_generation(run: Run, args: RunArguments) -> RunArguments:
+    """A run still at `auto` (launched where no GPU train worker answered) takes its backend here,
+    on the box that trains it (training/grpo/backends.py auto_candidates), and keeps it: the run's
+    stored arguments name what it generated with, which is what later launches on this box compare."""
+    if args.generation != "auto":
+        return args
+
+    def choose() -> tuple[str, str]:
+        import torch
+
+        cuda = torch.cuda.is_available()
+        measured = measured_generation(host=socket.gethostname(), base_model=run.base_model) if cuda else {}
+        backend, why = auto_candidates(cuda=cuda, vllm=importlib.util.find_spec("vllm") is not None,
+                                       measured=measured)[0]
+        stored = outlasting_restarts(lambda: Run.objects.get(id=run.id).hyperparameters, what="reading the run")
+        outlasting_restarts(lambda: Run.objects.filter(id=run.id).update(
+            hyperparameters={**stored, "generation": backend}), what="recording the run's generation")
+        return backend, why
+
+    backend, why = together.main_decides(choose)
+    log.info("run %s: generation auto -> %s (%s)", run.id, backend, why)
+    run.hyperparameters = {**run.hyperparameters, "generation": backend}
+    return replace(args, generation=backend)
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ def test_the_defaults_are_the_published_batch_layout_lora_dropout_and_loss():
     assert (args.per_device_train_batch_size, args.gradient_accumulation_steps, args.num_generations) == (1, 8, 8)
     assert (args.generation_batch_size, args.prompts_per_step) == (8, 1)
     assert (args.lora_dropout, args.loss_type, args.mask_truncated_completions) == (0.0, "dapo", False)
-    assert (args.generation, args.vllm_server_base_url) == ("generate", VLLM_SERVER_URL)
+    assert (args.generation, args.vllm_server_base_url) == ("auto", VLLM_SERVER_URL)
 
 
 @pytest.mark.parametrize(("layout", "generations", "prompts"), [((1, 8), 8, 1), ((8, 1), 8, 1), ((2, 8), 8, 2),
@@ -180,7 +180,7 @@ def test_grpo_config_gets_every_argument_it_shares_by_name_and_none_of_the_app_o
 
 
 @pytest.mark.parametrize(("generation", "use_vllm", "vllm_mode", "continuous"), [
-    ("generate", False, None, False), ("continuous-batching", False, None, True),
+    ("generate", False, None, False), ("compiled", False, None, False), ("continuous-batching", False, None, True),
     ("vllm-colocate", True, "colocate", False), ("vllm-server", True, "server", False),
 ])
 def test_each_generation_backend_sets_trls_switches(generation, use_vllm, vllm_mode, continuous):
@@ -194,8 +194,9 @@ def test_each_generation_backend_sets_trls_switches(generation, use_vllm, vllm_m
         assert config.vllm_mode == vllm_mode
 
 
-def test_on_a_cpu_continuous_batching_gets_a_cache_for_one_processs_share_of_a_step_not_the_free_ram():
-    from training.grpo.trainer import CB_CPU_BATCH_TOKENS, cpu_continuous_batching, grpo_config
+def test_continuous_batching_gets_a_cache_for_one_processs_share_of_a_step_not_the_free_memory():
+    from training.grpo.backends import CB_CPU_BATCH_TOKENS, CB_GPU_BATCH_TOKENS, continuous_batching_config
+    from training.grpo.trainer import grpo_config
     from training.models import Run
 
     args = RunArguments(generation="continuous-batching", max_completion_length=1024, turns=2)
@@ -204,9 +205,35 @@ def test_on_a_cpu_continuous_batching_gets_a_cache_for_one_processs_share_of_a_s
     # 8 completions a step, each up to 2 turns x (2048 prompt + 1024 completion) tokens in 256-token pages
     assert cache == {"num_blocks": 8 * 24, "max_batch_tokens": CB_CPU_BATCH_TOKENS}
     # two processes: each holds its half of the step
-    assert cpu_continuous_batching(args, 2)["num_blocks"] == 4 * 24
-    plain = grpo_config(Run(output_dir="/tmp/run-config-test", seed=0), RunArguments())
+    assert continuous_batching_config(args, 2, on_gpu=False)["num_blocks"] == 4 * 24
+    # a GPU: the same cache, not TRL's half of the card, and CUDA graphs
+    assert continuous_batching_config(args, 1, on_gpu=True) == {
+        "num_blocks": 8 * 24, "max_batch_tokens": CB_GPU_BATCH_TOKENS, "use_cuda_graph": True}
+    plain = grpo_config(Run(output_dir="/tmp/run-config-test", seed=0), RunArguments(generation="generate"))
     assert not plain.transformers_continuous_batching_config  # generate: nothing to size
+
+
+def test_the_compiled_backend_sizes_one_static_cache_for_every_call():
+    from training.grpo.trainer import grpo_config
+    from training.models import Run
+
+    config = grpo_config(Run(output_dir="/tmp/run-config-test", seed=0),
+                         RunArguments(generation="compiled", max_completion_length=1000, turns=2))
+    assert config.cache_implementation == "static"
+    assert config.generation_kwargs == {"max_cache_len": 6144}  # 2 × (2048 + 1000) = 6096, in 256-token pages
+
+
+def test_auto_prefers_what_was_measured_fastest_on_the_box_then_vllm_then_compiled():
+    from training.grpo.backends import auto_candidates, unresolved_auto
+
+    assert [b for b, _ in auto_candidates(cuda=False, vllm=True, measured={"compiled": 900.0})] == ["generate"]
+    assert [b for b, _ in auto_candidates(cuda=True, vllm=False, measured={})] == ["compiled", "generate"]
+    assert [b for b, _ in auto_candidates(cuda=True, vllm=True, measured={})] == ["vllm-colocate", "compiled", "generate"]
+    measured = {"generate": 150.0, "compiled": 2900.0, "vllm-colocate": 2100.0, "auto": 5.0}
+    chosen, why = auto_candidates(cuda=True, vllm=True, measured=measured)[0]
+    assert chosen == "compiled" and "fastest measured on this box for this model: 2,900 tokens/s" in why
+    assert [b for b, _ in auto_candidates(cuda=True, vllm=False, measured=measured)] == ["compiled", "generate"]
+    assert (unresolved_auto(on_gpu=False), unresolved_auto(on_gpu=True)) == ("generate", "compiled")
 
 
 # -- several processes -----------------------------------------------------------------------------

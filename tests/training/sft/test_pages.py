@@ -58,7 +58,8 @@ def test_the_launch_form_launches_sft_on_a_dataset_then_grpo_from_it(signed_in, 
     dataset = services.sft_dataset_freeze(name="warm", sources=SftSources(pool_id=pool.id), created_by=curator)
     launch_page = signed_in.get(reverse("training:launch") + f"?sft_dataset={dataset.id}")
     assert 'list="model-presets"' in launch_page.content.decode()  # the presets, each with its memory figure
-    assert "Qwen3-4B (a 4B-class small model) — 9.0 GiB on one GPU (estimated)" in launch_page.content.decode()
+    assert "Qwen3-4B (a 4B-class small model) — 21.6 GiB on one GPU (arithmetic, default run)" in \
+        launch_page.content.decode()
     form = launch_page.context["form"]
     assert (form.initial["kind"], form.initial["sft_dataset"]) == ("sft", dataset.id)
     data = launch_form_data(signed_in, kind="sft", sft_dataset=dataset.id, pool="", base_model=model_dir,
