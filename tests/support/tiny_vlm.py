@@ -44,34 +44,13 @@ from PIL import Image, ImageDraw
 
 from paintenv.judges.vlm import VLMConfig, VLMJudge
 from paintenv.prompts import SUBJECTS
-from paintenv.quality.hpsv3 import REWARD_TOKEN, build_reward_head, hpsv3_user_text, published_key
+from paintenv.quality.hpsv3 import hpsv3_user_text
+from tests.support.hpsv3_model import CHATML_TOKENS, QWEN2_VL_TOKENS, build_hpsv3, build_tokenizer
 
 JUDGE_ANSWER = json.dumps({"winner": "A", "reason": "Painting A has the softer, more translucent washes."})
 VERSION = 1  # bump when the build changes: the folder name carries it, so old builds are not reused
 
-CHATML_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 JUDGE_TOKENS = (*CHATML_TOKENS, "<image>")
-QWEN2_VL_TOKENS = (*CHATML_TOKENS, "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
-
-
-def chat_template(image_placeholder: str) -> str:
-    """ChatML as Qwen writes it, with a default system turn and each image's placeholder
-    where the image stands among the text parts."""
-    return (
-        "{%- for message in messages -%}"
-        "{%- if loop.first and message['role'] != 'system' -%}"
-        "{{- '<|im_start|>system\\nYou are a helpful assistant.<|im_end|>\\n' -}}"
-        "{%- endif -%}"
-        "{{- '<|im_start|>' + message['role'] + '\\n' -}}"
-        "{%- if message['content'] is string -%}{{- message['content'] -}}"
-        "{%- else -%}{%- for part in message['content'] -%}"
-        f"{{%- if part['type'] == 'image' -%}}{{{{- '{image_placeholder}' -}}}}"
-        "{%- elif part['type'] == 'text' -%}{{- part['text'] -}}{%- endif -%}"
-        "{%- endfor -%}{%- endif -%}"
-        "{{- '<|im_end|>\\n' -}}"
-        "{%- endfor -%}"
-        "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
-    )
 
 
 JUDGE_IMAGE_SIDE, PATCH = 56, 14  # 16 image tokens per painting: short sequences, quick steps
@@ -163,26 +142,9 @@ def tokenizer_corpus() -> list[str]:
 # Build
 
 
-def build_tokenizer(special_tokens: tuple[str, ...], image_placeholder: str):
-    """A byte-level BPE trained on the judge's and HPSv3's prompts, with ChatML's special
-    tokens, the model's image tokens and a chat template placing `image_placeholder`."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    bpe = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=1024, min_frequency=2, show_progress=False,
-        special_tokens=[AddedToken(t, special=True, normalized=False) for t in special_tokens],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    bpe.train_from_iterator(tokenizer_corpus(), trainer=trainer)
-    return PreTrainedTokenizerFast(
-        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-        additional_special_tokens=list(special_tokens[1:]), model_max_length=4096,
-        clean_up_tokenization_spaces=False, chat_template=chat_template(image_placeholder),
-    )
+# The tiny HPSv3's vision tower (the 7B's is in bench/gpu/shapes.py).
+TINY_VISION = {"depth": 1, "embed_dim": 32, "hidden_size": 64, "num_heads": 2, "mlp_ratio": 2,
+               "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2}
 
 
 def qwen2_text_config(tokenizer) -> dict[str, Any]:
@@ -271,57 +233,21 @@ def judge_answers(model, processor, count: int = 4, seed: int = 7) -> list[str]:
     return answers
 
 
-def build_hpsv3(base_dir: Path, checkpoint: Path, *, seed: int = 0) -> None:
-    """A tiny Qwen2-VL base (config, tokenizer, image processor) and HPSv3 weights for it,
-    saved as the published checkpoint is: <|Reward|> added, embeddings resized to the
-    tokenizer, the reward head, one flat 4.45-layout state dict."""
-    import torch
-    from safetensors.torch import save_file
-    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
-
-    tokenizer = build_tokenizer(QWEN2_VL_TOKENS, "<|vision_start|><|image_pad|><|vision_end|>")
-    ids = {name: tokenizer.convert_tokens_to_ids(name) for name in QWEN2_VL_TOKENS}
-    text = qwen2_text_config(tokenizer)
-    # head_dim 32: the three M-RoPE sections (time, height, width) share its 16 frequencies
-    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]}
-    config = Qwen2VLConfig(
-        text_config=text,
-        vision_config={
-            "depth": 1, "embed_dim": 32, "hidden_size": 64, "num_heads": 2, "mlp_ratio": 2,
-            "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2,
-        },
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
-        tie_word_embeddings=False,
-    )
-    config.save_pretrained(base_dir)
-    tokenizer.save_pretrained(base_dir)
-    Qwen2VLImageProcessorPil().save_pretrained(base_dir)
-
-    torch.manual_seed(seed)
-    model = Qwen2VLForConditionalGeneration(config)
-    tokenizer.add_special_tokens({"additional_special_tokens": [REWARD_TOKEN]})
-    model.resize_token_embeddings(len(tokenizer))
-    head = build_reward_head(config.text_config.hidden_size)
-    state = {published_key(k): v.to(torch.bfloat16) for k, v in model.state_dict().items()}
-    state |= {f"rm_head.{k}": v.float() for k, v in head.state_dict().items()}
-    save_file({k: v.contiguous() for k, v in state.items()}, str(checkpoint))
-
-
 def build(path: Path) -> None:
     import torch
 
     torch.set_num_threads(1)  # a shared 2-core box: the other core stays with the tests
     started = time.monotonic()
-    model, processor = build_judge(build_tokenizer(JUDGE_TOKENS, "<image>"))
+    model, processor = build_judge(build_tokenizer(JUDGE_TOKENS, "<image>", tokenizer_corpus()))
     losses = sft_judge(model, processor)
     answers = judge_answers(model, processor)
     if any(answer != JUDGE_ANSWER for answer in answers):  # a build that would make the tests flaky
         raise RuntimeError(f"the tiny judge did not learn its answer: {answers}")
     model.save_pretrained(path / "judge")
     processor.save_pretrained(path / "judge")
-    build_hpsv3(path / "hpsv3-base", path / "HPSv3.safetensors")
+    tokenizer = build_tokenizer(QWEN2_VL_TOKENS, "<|vision_start|><|image_pad|><|vision_end|>", tokenizer_corpus())
+    build_hpsv3(path / "hpsv3-base", path / "HPSv3.safetensors", tokenizer=tokenizer,
+                text=qwen2_text_config(tokenizer), vision=TINY_VISION)
     figures = {
         "judge_parameters": sum(p.numel() for p in model.parameters()), "sft_steps": len(losses),
         "sft_first_loss": round(losses[0], 4), "sft_last_loss": round(losses[-1], 4),

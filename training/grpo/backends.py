@@ -31,6 +31,9 @@ TRL_GENERATION = {
     "vllm-server": {"use_vllm": True, "vllm_mode": "server", "use_transformers_continuous_batching": False},
 }
 FOLDING_BACKENDS = ("generate", "compiled", "continuous-batching")
+# Backends whose KV cache is allocated up front for the run's whole lengths (a static cache, a
+# paged one), so they hold the budget's KV term whatever the prompts; `generate` grows its cache.
+PREALLOCATED_CACHE = ("compiled", "continuous-batching")
 
 
 def round_up(n: int, multiple: int) -> int:
