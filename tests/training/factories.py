@@ -113,6 +113,20 @@ def make_run(pool, *, steps: int = 3, generations: int = 4, status: str = "finis
     return run
 
 
+def make_measured_run(pool, *, host: str, base_model: str, generation: str, rates: list[float]) -> Run:
+    """A finished GRPO run trained on `host` whose steps logged these generation speeds, in order
+    (ours/tokens_per_s, as StudioGRPOTrainer logs them)."""
+    run = make_run(pool, steps=0)
+    run.trainer, run.base_model = f"{host}:4242", base_model
+    run.hyperparameters = {**run.hyperparameters, "generation": generation, "max_steps": len(rates)}
+    run.steps_done = len(rates)
+    run.save()
+    for step, rate in enumerate(rates, start=1):
+        Step.objects.create(run=run, step=step, metrics={keys.TOKENS_PER_S: rate, keys.COMPLETION_TOKENS: 8192.0,
+                                                         keys.FOLD_S: 0.2})
+    return run
+
+
 def make_chain_run(pool, *, turns: int = 2, weight: float = 0.5, name: str = "revising run", **kwargs) -> Run:
     """A run of `turns`-turn rollouts (no rollouts yet: add them with make_chain_rollout)."""
     run = make_run(pool, steps=0, name=name, **kwargs)

@@ -7,28 +7,16 @@ from __future__ import annotations
 import pytest
 
 from tests.curation.factories import make_pool
-from tests.training.factories import make_run
-from training import metrics as keys
+from tests.training.factories import make_measured_run as measured_run
 from training import selectors, services
 from training.grpo.config import RunArguments
-from training.models import Run, Step
+from training.models import Run
 
 pytestmark = pytest.mark.django_db
 
 H100 = {"hostname": "train@gpu-box", "host": "gpu-box", "queues": ["train"], "gpus": ["GPU 0: NVIDIA H100 80GB HBM3"],
         "gpu_memory_mib": [81_559], "cuda_build": True, "vllm": ""}
 QWEN3_4B = "Qwen/Qwen3-4B"
-
-
-def measured_run(pool, *, host: str, base_model: str, generation: str, rates: list[float]) -> Run:
-    """A finished run trained on `host` whose steps logged these tokens/s, in order."""
-    run = make_run(pool, steps=0)
-    run.trainer, run.base_model = f"{host}:4242", base_model
-    run.hyperparameters = {**run.hyperparameters, "generation": generation}
-    run.save()
-    for step, rate in enumerate(rates, start=1):
-        Step.objects.create(run=run, step=step, metrics={keys.TOKENS_PER_S: rate, keys.COMPLETION_TOKENS: 8192.0})
-    return run
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from tests.curation.factories import make_pool
-from tests.training.factories import make_run
+from tests.training.factories import make_measured_run, make_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -50,3 +50,25 @@ def test_choosing_a_recipe_shows_its_parts_as_the_score_worker_finds_them(
     page.wait_for_function(shown, arg="studio-judge-led", timeout=20_000)
     assert "every weighted part answers" in page.inner_text("#recipe-parts caption")
     assert page.url.endswith(reverse("training:launch"))  # nothing was launched or reloaded
+
+
+def test_the_generation_measured_on_each_box_is_shown_with_links_to_its_runs(signed_in_page, live_server, curator,
+                                                                            screenshot):
+    pool = make_pool(curator, name="speeds")
+    slow = make_measured_run(pool, host="gpu-box", base_model="Qwen/Qwen3-4B", generation="generate",
+                             rates=[70, 150, 148])
+    make_measured_run(pool, host="gpu-box", base_model="Qwen/Qwen3-4B", generation="compiled", rates=[40, 2950, 3050])
+    make_measured_run(pool, host="gpu-box-2", base_model="Qwen/Qwen3.5-35B-A3B", generation="vllm-colocate",
+                      rates=[20, 900])
+    page = signed_in_page
+    page.goto(live_server.url + reverse("training:launch"))
+    table = page.locator("#generation-speeds table")
+    assert table.is_visible()
+    rows = [row.split("\t") for row in table.locator("tbody tr").all_inner_texts()]
+    assert [row[:4] for row in rows] == [
+        ["gpu-box", "Qwen/Qwen3-4B", "compiled", "3,000"], ["gpu-box", "Qwen/Qwen3-4B", "generate", "149"],
+        ["gpu-box-2", "Qwen/Qwen3.5-35B-A3B", "vllm-colocate", "900"]]
+    screenshot(page, "launch-generation-speeds")
+    page.click(f"#generation-speeds a:text('#{slow.id}')")
+    page.wait_for_url(live_server.url + reverse("training:run", args=[slow.id]))
+    page.wait_for_selector("#chart-speed canvas", timeout=15_000)  # the run page draws its generation speed

@@ -200,11 +200,9 @@ class RunArguments:
     checkpoint_every: int = argument(10, min=1, on_form=True, help="steps between checkpoints (Resume starts there)", kinds=BOTH)
     generation: str = argument(
         "auto", choices=GENERATION_BACKENDS, on_form=True,
-        help="auto: the fastest measured on the train worker's box for this model (else vLLM colocated where "
-             "installed, else compiled on a GPU, generate on a CPU); generate: transformers' generate, the adapter "
-             "folded in; compiled: the same with a static cache and a compiled decode step (CUDA graphs, GPU); "
-             "continuous-batching: transformers' paged continuous batching; vllm-colocate: vLLM in the trainer's "
-             "process (GPU); vllm-server: a trl vllm-serve at the vLLM server URL (GPU)",
+        help="auto: the fastest measured on the train worker's box for this model (listed below the form); "
+             "generate, compiled (a compiled decode step on a GPU), continuous-batching: the trainer's own, the "
+             "adapter folded in; vllm-colocate, vllm-server: vLLM (GPU)",
     )
     vllm_server_base_url: str = argument(VLLM_SERVER_URL, label="vLLM server URL", on_form=True,
                                          help="where `trl vllm-serve --port 8002` answers (vllm-server only)")

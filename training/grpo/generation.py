@@ -110,7 +110,8 @@ class GenerationClock:
 
 class StudioGRPOTrainer(GRPOTrainer):
     """TRL's GRPOTrainer whose own generation folds the adapter in and, for the `compiled` backend,
-    lets transformers compile the decode step. It logs the generation's tokens/s each step."""
+    lets transformers compile the decode step. It logs every backend's tokens/s each step (vLLM's
+    included, its weight sync counted), which generation `auto` compares."""
 
     def __init__(self, *args, fold_adapter: bool = True, compile_decode: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
@@ -126,8 +127,6 @@ class StudioGRPOTrainer(GRPOTrainer):
         self.compile_failed: str = ""
 
     def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, *args, **kwargs):
-        if self.use_vllm:
-            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations, *args, **kwargs)
         started = time.perf_counter()
         with self._folded() as fold_s:
             completion_ids, logprobs = self._generate_once(prompt_ids, images, multimodal_fields, num_generations,
@@ -157,7 +156,7 @@ class StudioGRPOTrainer(GRPOTrainer):
     def _folded(self) -> Iterator[list[float]]:
         """Folds the adapter around one generation; yields [seconds spent folding and restoring]."""
         spent = [0.0]
-        if not self.fold_adapter:
+        if not self.fold_adapter or self.use_vllm:  # vLLM gets the merged weights by TRL's own sync
             yield spent
             return
         started = time.perf_counter()

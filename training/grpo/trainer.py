@@ -22,7 +22,7 @@ import socket
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections
 
 from paintapp.lib.db import outlasting_restarts
 from paintenv.prompts import build_messages, make_subject
@@ -122,12 +122,18 @@ def resolved_generation(run: Run, args: RunArguments) -> RunArguments:
         import torch
 
         cuda = torch.cuda.is_available()
-        measured = measured_generation(host=socket.gethostname(), base_model=run.base_model) if cuda else {}
+        try:
+            measured = measured_generation(host=socket.gethostname(), base_model=run.base_model) if cuda else {}
+        except DatabaseError:  # the measurements are evidence, not a need: decide without them
+            log.warning("run %s: the measured generation speeds cannot be read", run.id, exc_info=True)
+            measured = {}
         backend, why = auto_candidates(cuda=cuda, vllm=importlib.util.find_spec("vllm") is not None,
                                        measured=measured)[0]
-        stored = outlasting_restarts(lambda: Run.objects.get(id=run.id).hyperparameters, what="reading the run")
-        outlasting_restarts(lambda: Run.objects.filter(id=run.id).update(
-            hyperparameters={**stored, "generation": backend}), what="recording the run's generation")
+        try:
+            stored = Run.objects.filter(id=run.id).values_list("hyperparameters", flat=True).first()
+            Run.objects.filter(id=run.id).update(hyperparameters={**(stored or run.hyperparameters), "generation": backend})
+        except DatabaseError:  # the run trains all the same; its page then still says auto
+            log.warning("run %s: could not record generation %s", run.id, backend, exc_info=True)
         return backend, why
 
     backend, why = together.main_decides(choose)
