@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import json
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from training.grpo.config import SFT, RunArguments
+from training.grpo.config import SFT, VLLM_BACKENDS, RunArguments
 
 GIB = 1024**3
 BF16 = 2
@@ -155,7 +155,6 @@ class Term:
 @dataclass(frozen=True)
 class Budget:
     terms: tuple[Term, ...]
-    notes: tuple[str, ...] = field(default=())
 
     def phase(self, name: str) -> float:
         return sum(t.gib for t in self.terms if t.phase == name)
@@ -183,11 +182,19 @@ def _gib(n_bytes: float) -> float:
     return n_bytes / GIB
 
 
+def sequence_tokens(args: RunArguments, *, prompt_tokens: int = PROMPT_TOKENS) -> int:
+    """Tokens one GRPO sequence may hold: every turn's prompt (the chat, or a turn's feedback) and
+    completion. What the KV cache is counted for here, and what a static or paged cache is sized to
+    (training/grpo/backends.py)."""
+    return args.turns * (prompt_tokens + args.max_completion_length)
+
+
 def run_budget(shape: ModelShape, args: RunArguments, *, kind: str = "grpo", processes: int = 1,
                gpu_gib: float | None = None, hpsv3: bool = False, prompt_tokens: int = PROMPT_TOKENS) -> Budget:
     """The memory one training GPU needs for `args` on a model of `shape` (GiB, with the arithmetic)."""
     sft = kind == SFT
-    terms = [Term("weights", _gib(shape.parameters * BF16), f"{shape.parameters / 1e9:.2f}B parameters × 2 bytes (bf16)")]
+    count = f"{shape.parameters / 1e9:.2f}B" if shape.parameters >= 1e9 else f"{shape.parameters / 1e6:.2f}M"
+    terms = [Term("weights", _gib(shape.parameters * BF16), f"{count} parameters × 2 bytes (bf16)")]
     if shape.layers:
         lora = shape.lora_parameters(args.lora_r, experts=args.lora_target_experts)
         terms.append(Term(
@@ -204,12 +211,11 @@ def run_budget(shape: ModelShape, args: RunArguments, *, kind: str = "grpo", pro
     if not shape.layers:
         terms.append(Term("activations and KV cache", 0.0, "not counted: the model's config gives no sizes"))
         return Budget(tuple(terms))
-    if not sft and args.generation not in ("vllm-colocate", "vllm-server"):
+    if not sft and args.generation not in VLLM_BACKENDS:
         terms += _generation_terms(shape, args, processes=processes, prompt_tokens=prompt_tokens)
-    turns = 1 if sft else args.turns
-    sequence = args.sft_max_length if sft else turns * (prompt_tokens + args.max_completion_length)
+    sequence = args.sft_max_length if sft else sequence_tokens(args, prompt_tokens=prompt_tokens)
     trained = args.per_device_train_batch_size * sequence
-    scored = args.per_device_train_batch_size * (args.sft_max_length if sft else turns * args.max_completion_length)
+    scored = args.per_device_train_batch_size * (args.sft_max_length if sft else args.turns * args.max_completion_length)
     checkpointed = shape.layers * trained * shape.hidden * BF16
     recomputed = trained * (4 * shape.hidden + 2 * shape.kv_heads * shape.head_dim + 3 * shape.active_intermediate)
     terms.append(Term(
@@ -228,7 +234,7 @@ def run_budget(shape: ModelShape, args: RunArguments, *, kind: str = "grpo", pro
 def _generation_terms(shape: ModelShape, args: RunArguments, *, processes: int, prompt_tokens: int) -> list[Term]:
     """The trainer's own generation: every sequence of the process's share of a step at once."""
     sequences = max(1, args.generation_batch_size // max(1, processes))
-    per_sequence = args.turns * (prompt_tokens + args.max_completion_length)
+    per_sequence = sequence_tokens(args, prompt_tokens=prompt_tokens)
     terms = [Term(
         "KV cache", _gib(shape.kv_bytes_per_token * sequences * per_sequence),
         f"{shape.attention_layers} attention layers × {shape.kv_heads} KV heads × {shape.head_dim} × 2 × 2 bytes "
