@@ -155,7 +155,7 @@ def _auto_generation(args: RunArguments, recipe: Recipe, base_model: str, worker
     for backend, why in candidates:
         chosen = replace(args, generation=backend)
         try:
-            gpu_budget.check(chosen, recipe, base_model, [worker, *[w for w in workers if w is not worker]])
+            gpu_budget.check(chosen, recipe, base_model, workers)
         except gpu_budget.BudgetRefused:
             continue
         log.info("generation auto -> %s on %s: %s", backend, host, why)

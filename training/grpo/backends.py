@@ -14,10 +14,9 @@ read it; the trainer's folding and compiled decoding are in training/grpo/genera
 from __future__ import annotations
 
 from training.grpo.config import RunArguments
-from training.memory import PROMPT_TOKENS
+from training.memory import sequence_tokens
 
-STATIC_CACHE_MULTIPLE = 256  # the static cache's length is rounded up to this (transformers' page size)
-CB_PAGE_TOKENS = 256  # transformers' default page size
+CB_PAGE_TOKENS = 256  # transformers' default page size; the static cache's length is rounded up to it too
 CB_CPU_BATCH_TOKENS = 512  # tokens a forward pass takes at once on a CPU: a prefill is cut into such batches
 CB_GPU_BATCH_TOKENS = 4096  # ... on a GPU
 
@@ -36,13 +35,9 @@ FOLDING_BACKENDS = ("generate", "compiled", "continuous-batching")
 PREALLOCATED_CACHE = ("compiled", "continuous-batching")
 
 
-def round_up(n: int, multiple: int) -> int:
-    return -(-n // multiple) * multiple
-
-
-def cache_tokens(args: RunArguments) -> int:
-    """Tokens one sequence may hold: every turn's prompt budget (the chat, or a turn's feedback) and completion."""
-    return args.turns * (PROMPT_TOKENS + args.max_completion_length)
+def pages(tokens: int) -> int:
+    """Pages of CB_PAGE_TOKENS that hold `tokens`."""
+    return -(-tokens // CB_PAGE_TOKENS)
 
 
 def continuous_batching_config(args: RunArguments, processes: int, *, on_gpu: bool) -> dict:
@@ -52,7 +47,7 @@ def continuous_batching_config(args: RunArguments, processes: int, *, on_gpu: bo
     attention masks of max_batch_tokens × cache tokens set up at every step) or half a GPU (TRL's
     default, 67 GB on an H200)."""
     sequences = max(1, args.generation_batch_size // processes)
-    config = {"num_blocks": sequences * -(-cache_tokens(args) // CB_PAGE_TOKENS),
+    config = {"num_blocks": sequences * pages(sequence_tokens(args)),
               "max_batch_tokens": CB_GPU_BATCH_TOKENS if on_gpu else CB_CPU_BATCH_TOKENS}
     if on_gpu:
         config["use_cuda_graph"] = True
@@ -67,7 +62,7 @@ def trl_generation_arguments(args: RunArguments, processes: int, *, on_gpu: bool
         fields["transformers_continuous_batching_config"] = continuous_batching_config(args, processes, on_gpu=on_gpu)
     if backend == "compiled":
         # One cache length for every call, so the compiled decode step is traced once per batch size.
-        fields["generation_kwargs"] = {"max_cache_len": round_up(cache_tokens(args), STATIC_CACHE_MULTIPLE)}
+        fields["generation_kwargs"] = {"max_cache_len": pages(sequence_tokens(args)) * CB_PAGE_TOKENS}
     return fields
 
 

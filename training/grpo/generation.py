@@ -19,7 +19,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import torch
 from trl import GRPOTrainer
@@ -99,15 +98,6 @@ class FoldedWeights:
 
 # --- the trainer ---------------------------------------------------------------------------
 
-@dataclass
-class GenerationClock:
-    """Completion tokens and seconds of the step's generation calls, and of the folding around them."""
-
-    tokens: int = 0
-    seconds: float = 0.0
-    fold_seconds: float = 0.0
-
-
 class StudioGRPOTrainer(GRPOTrainer):
     """TRL's GRPOTrainer whose own generation folds the adapter in and, for the `compiled` backend,
     lets transformers compile the decode step. It logs every backend's tokens/s each step (vLLM's
@@ -162,8 +152,6 @@ class StudioGRPOTrainer(GRPOTrainer):
         started = time.perf_counter()
         with self._folded_weights.folded(self.model):
             spent[0] = time.perf_counter() - started
-            try:
-                yield spent
-            finally:
-                restoring = time.perf_counter()
+            yield spent
+            restoring = time.perf_counter()
         spent[0] += time.perf_counter() - restoring
