@@ -36,7 +36,7 @@ def _judge(reply: str, subject: str, *, renderer, seed: int, size: int, recipe, 
 
     painting = paint_reply(reply, renderer=renderer, seed=seed, size=size)
     score = quality.score(painting.png, prompt=subject) if painting.passed else None
-    reward = combine(recipe, painting.passed, recipe.length_part(painting.code or ""), None, score)
+    reward = combine(recipe, painting.passed, recipe.length_part(painting.painting_tokens), None, score)
     return Turn(painting=painting, reward=reward)
 
 

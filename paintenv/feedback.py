@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PIL import Image
@@ -182,9 +182,17 @@ def turn_from_records(
         known = ("gate", "length", "judge", "quality", "unavailable")
         breakdown = RewardBreakdown(reward=reward, **{k: parts[k] for k in known if k in parts})
     return Turn(
-        painting=Painting(code=painting.code, gate=painting.gate, render=rendered, length_score=painting.length_score),
+        painting=_measured(replace(painting, render=rendered), render),
         judge=judge, reward=breakdown,
     )
+
+
+def _measured(painting: Painting, render: Mapping[str, Any] | None) -> Painting:
+    """The painting with the render's length, where the render task measured one."""
+    if render is None or render.get("length_from") != "render":
+        return painting
+    return replace(painting, painting_tokens=render.get("painting_tokens"), length_from="render",
+                   length_score=render.get("length_score"))
 
 
 # ---------------------------------------------------------------------------------------

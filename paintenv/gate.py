@@ -81,7 +81,7 @@ from paintenv.extraction import sketch_in_reply
 from paintenv.gate_analysis import SketchAnalysis
 from paintenv.gate_rules import GATE_ERROR, NO_SKETCH, TOO_LONG
 from paintenv.js_syntax import parse_js
-from paintenv.length import estimate_tokens
+from paintenv.length import painting_tokens
 from paintenv.scopes import resolve
 
 __all__ = [
@@ -143,7 +143,8 @@ class GateVerdict:
 def _base_stats(code: str) -> dict[str, Any]:
     return {
         "code_chars": len(code),
-        "estimated_tokens": estimate_tokens(code),
+        # Static rules only: the render's coverage (what ran) comes later (paintenv/length.py).
+        "estimated_tokens": painting_tokens(code),
         "lines": code.count("\n") + (1 if code and not code.endswith("\n") else 0),
         "shapes": 0,
         "vertices": 0,

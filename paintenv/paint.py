@@ -11,7 +11,7 @@ from typing import Any
 
 from paintenv.determinism import compare_paintings
 from paintenv.gate import GateVerdict, gate_reply, gate_source
-from paintenv.length import length_score
+from paintenv.length import painting_tokens, score_tokens
 from paintenv.render_result import Render, RenderUnavailable
 from paintenv.renderer import Renderer
 from paintenv.sandbox import NONDETERMINISTIC, PAINTED_TEXT
@@ -26,7 +26,11 @@ class Painting:
     code: str | None
     gate: GateVerdict
     render: Render | None  # None when the gate failed and rendering was skipped
-    length_score: float
+    length_score: float | None  # of `painting_tokens`, at the default thresholds
+    # Tokens of painting code (length.py): of the code that ran when rendered ("render"),
+    # else by the static rules alone ("static"); None when the render could not say.
+    painting_tokens: int | None = None
+    length_from: str = "static"
 
     @property
     def violations(self) -> list[str]:
@@ -63,6 +67,8 @@ class Painting:
             "size": render.size if render else None,
             "seed": render.seed if render else None,
             "length_score": self.length_score,
+            "painting_tokens": self.painting_tokens,
+            "length_from": self.length_from,
             "findings": render.findings if render else {},
             "png": base64.b64encode(self.png).decode("ascii") if include_png and self.png else None,
         }
@@ -123,7 +129,13 @@ def _finish(
             render.findings["determinism"] = comparison.to_dict()
             if not comparison.same:
                 render.violations.append(NONDETERMINISTIC)
-    return Painting(code=code, gate=verdict, render=render, length_score=length_score(code or ""))
+    if render is None:
+        tokens, source = painting_tokens(code or ""), "static"
+    else:
+        executed = render.executed
+        tokens, source = (None if executed is None else painting_tokens(code or "", executed)), "render"
+    return Painting(code=code, gate=verdict, render=render, painting_tokens=tokens, length_from=source,
+                    length_score=None if tokens is None else score_tokens(tokens))
 
 
 def check_painted_text(render: Render, text_check: TextCheck) -> None:

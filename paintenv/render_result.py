@@ -55,6 +55,9 @@ class Render:
     # What the checks on the finished painting found (painting.py): "text", the words the
     # painted-text check read; "determinism", how a second render with the same seed compared.
     findings: dict[str, Any] = field(default_factory=dict)
+    # The ranges of the sketch's source that ran (coverage.py), for the length part; None
+    # when the page could not say.
+    executed: list[tuple[int, int]] | None = None
 
     @property
     def rendered(self) -> bool:

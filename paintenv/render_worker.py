@@ -24,6 +24,7 @@ from paintenv.browser_process import (
     kill_browser_tree,
     kill_driver,
 )
+from paintenv.coverage import start_coverage, take_coverage
 from paintenv.render_config import (
     REFERENCE_SIZE,
     SETUP_BUDGET_S,
@@ -32,6 +33,7 @@ from paintenv.render_config import (
     density_for,
 )
 from paintenv.render_page import (
+    ORIGIN,
     SKETCH_PATH,
     PageSlot,
     ShadowStubs,
@@ -245,6 +247,9 @@ class RenderWorker:
             timings["context_ms"] = round(slot.opened_ms, 1)
             timings["load_ms"] = round(slot.loaded_ms, 1)
             timings["prewarmed"] = 1.0 if slot.prewarmed else 0.0
+            t_cov = time.perf_counter()
+            start_coverage(slot.cdp)  # which of the sketch's code runs: the length part counts only that
+            timings["coverage_ms"] = (time.perf_counter() - t_cov) * 1000
             t_run = time.perf_counter()
             shadows = (self.stubs.names or []) if self.config.shadow_globals else []
             slot.code = compose_module(job.code, shadows)
@@ -272,6 +277,9 @@ class RenderWorker:
             timings["capture_ms"] = round((time.perf_counter() - t_read) * 1000, 1)
             result = render_from_reading(reading, size=job.size, seed=job.seed,
                                          max_pixels=self.config.max_pixels, timings=timings)
+            t_cov = time.perf_counter()
+            result.executed = take_coverage(slot.cdp, ORIGIN + SKETCH_PATH, slot.code, job.code)
+            timings["coverage_ms"] = round(timings["coverage_ms"] + (time.perf_counter() - t_cov) * 1000, 1)
             ok = True
             status = (reading.result or {}).get("status")
             if status == "error" and reading.png is None and not webgl_available(slot.cdp, slot.reader_world):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from paintenv.length import length_score
+from paintenv.length import score_tokens
 
 DEFAULT_CRITERIA = (
     "Judge which painting is the better loose watercolour. Better: soft bleeding edges, "
@@ -58,9 +58,12 @@ class Recipe:
     def max_reward(self) -> float:
         return self.w_gate + self.w_length + self.w_judge + self.w_quality
 
-    def length_part(self, code: str) -> float:
-        """The length part of `code` under this recipe's token thresholds."""
-        return length_score(code, low_tokens=self.length_low_tokens, full_tokens=self.length_full_tokens,
+    def length_part(self, tokens: int | None) -> float | None:
+        """The length part of a sketch of `tokens` tokens of painting code (length.py) under
+        this recipe's thresholds; None when they are unknown (the render's coverage is missing)."""
+        if tokens is None:
+            return None
+        return score_tokens(tokens, low_tokens=self.length_low_tokens, full_tokens=self.length_full_tokens,
                             high_tokens=self.length_high_tokens)
 
     def to_dict(self) -> dict[str, Any]:

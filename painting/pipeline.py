@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from django.core.files.storage import default_storage
 
 from paintenv.determinism import compare_paintings
+from paintenv.length import painting_tokens
 from paintenv.paint import UNRENDERABLE, Painting, paint_reply
 from paintenv.renderer import Renderer
 from paintenv.reward import Recipe, combine
@@ -145,7 +146,7 @@ def reward_of(
     `render` and `score` are what `render_sketch` and `score_painting` return; `failure` an
     infrastructure failure already met (then the reward is None and the reason is kept).
     """
-    length = recipe.length_part(code)
+    length = recipe.length_part(length_tokens(code, render))
     if failure:
         parts = {"gate": 1.0 if gate_passed else 0.0, "length": length, "judge": None, "quality": None,
                  "unavailable": [failure]}
@@ -163,6 +164,17 @@ def reward_of(
     parts = breakdown.to_dict()
     parts.pop("reward", None)
     return breakdown.reward, parts, failure
+
+
+def length_tokens(code: str, render: RenderResult | GivenPainting | None) -> int | None:
+    """Tokens of painting code (paintenv/length.py): what the render measured, the code that
+    ran (None when its coverage was lost: the length part is then unknown, never 0); by the
+    static rules alone for a sketch that was not rendered or a painting given as a PNG."""
+    if render is not None and "length_from" in render:
+        return render.get("painting_tokens")  # type: ignore[return-value]
+    if render is not None and "rendered" in render:
+        return None  # a render task from before painting code was measured
+    return painting_tokens(code)
 
 
 class Executor(Protocol):

@@ -25,7 +25,9 @@ class RenderResult(TypedDict):
     timings: dict[str, float]
     size: int | None
     seed: int | None
-    length_score: float
+    length_score: float | None  # of painting_tokens, at the default thresholds
+    painting_tokens: NotRequired[int | None]  # tokens of painting code (paintenv/length.py)
+    length_from: NotRequired[str]  # "render": the code that ran; "static": not rendered
     findings: dict[str, Any]  # what the checks found: "text" (words read), "determinism"
     png_path: NotRequired[str | None]  # the stored PNG (content-addressed), None when nothing was painted
     png_sha256: NotRequired[str | None]

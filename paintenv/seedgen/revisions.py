@@ -194,7 +194,7 @@ class RevisionScoring:
     quality: Any = field(default_factory=FeatureQualityScorer)
 
     def turn(self, painting: Painting, *, prompt: str) -> Turn:
-        length = self.recipe.length_part(painting.code or "")
+        length = self.recipe.length_part(painting.painting_tokens)
         if not painting.passed or not painting.png:
             return Turn(painting=painting, reward=combine(self.recipe, False, length, None, None))
         judged = None

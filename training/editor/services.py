@@ -45,7 +45,7 @@ from paintenv.gate import MAX_SOURCE_CHARS, gate_reply, gate_source
 from paintenv.paint import UNRENDERABLE
 from paintenv.sandbox import BLANK_CANVAS
 from painting import fanout
-from painting.pipeline import reward_of
+from painting.pipeline import length_tokens, reward_of
 from painting.results import RenderResult, ScoreResult
 from training.editor.presenters import failure_stage
 from training.editor.selectors import rollout_recipe, rollout_render_settings
@@ -382,7 +382,7 @@ def _apply_render(revision: Revision, render: RenderResult) -> None:
     recipe = rollout_recipe(revision.rollout)
     if revision.passed:
         # Gate and length are known now; judge and quality come with Score.
-        revision.parts = {"gate": 1.0, "length": recipe.length_part(revision.code)}
+        revision.parts = {"gate": 1.0, "length": recipe.length_part(length_tokens(revision.code, render))}
         revision.status = Revision.Status.RENDERED
         return
     gate_passed = bool((render.get("gate") or {}).get("passed"))

@@ -47,8 +47,9 @@ COLUMNS: tuple[tuple[str, Any, str], ...] = (
     ("unavailable", _string_list(), "reward parts that could not be computed, with why"),
     ("code", Value("string"), "the p5.brush sketch extracted from the reply"),
     ("code_chars", Value("int64"), "characters of the sketch, comments and blanks included"),
-    ("estimated_tokens", Value("int64"), "tokens of code (comments dropped, a run of blanks as one character, "
-     "a token at most 32 characters), estimated as those characters / 4: what the length score reads"),
+    ("estimated_tokens", Value("int64"), "tokens of painting code by the static rules (paintenv/length.py: comments, "
+     "unread names, repeats and data tables left out), before the render: the length score reads the render's "
+     "figure, of the code that ran"),
     ("n_shapes", Value("int64"), "brush.beginShape calls in the code"),
     ("n_vertices", Value("int64"), "brush.vertex calls in the code"),
     ("n_circles", Value("int64"), "brush.circle calls in the code"),

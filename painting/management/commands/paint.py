@@ -159,7 +159,8 @@ class Command(BaseCommand):
         if source is not None:
             data["source"] = source
         if not rendered:
-            data = {k: data[k] for k in ("passed", "violations", "gate", "length_score")}
+            data = {k: data[k] for k in ("passed", "violations", "gate", "length_score", "painting_tokens",
+                                        "length_from")}
             data["passed"] = painting.gate.passed
         if as_json:
             self.stdout.write(json.dumps(data))
@@ -184,8 +185,11 @@ class Command(BaseCommand):
         elif rendered:
             self.stdout.write("  not rendered (the static gate found nothing renderable)")
         stats = painting.gate.stats
+        score = "-" if painting.length_score is None else f"{painting.length_score:.2f}"
+        tokens = "?" if painting.painting_tokens is None else painting.painting_tokens
+        measured = "that ran" if painting.length_from == "render" else "(static: before a render)"
         self.stdout.write(
-            f"  length score {painting.length_score:.2f} · {stats.get('estimated_tokens', 0)} tokens of code "
+            f"  length score {score} · {tokens} tokens of painting code {measured} "
             f"({stats.get('code_chars', 0)} chars with comments and blanks) · "
             f"{stats.get('shapes', 0)} shapes · {stats.get('circles', 0)} circles"
         )

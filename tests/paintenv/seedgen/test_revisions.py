@@ -125,7 +125,7 @@ def test_with_scoring_feedback_has_the_judge_and_reward_sections_the_trainers_pi
     turn = scoring.turn(painting, prompt=keep.target.subject_text)
     assert turn.judge.score is not None and len(turn.judge.references) == 1
     # The reward is the recipe's combination of the same parts, as painting.pipeline.reward_of makes it.
-    expected = combine(recipe, True, recipe.length_part(painting.code), turn.judge.score, turn.reward.quality)
+    expected = combine(recipe, True, recipe.length_part(painting.painting_tokens), turn.judge.score, turn.reward.quality)
     assert turn.reward == expected and expected.reward > recipe.w_gate
     assert kept_feedback == feedback_text(turn)
     assert "The judge compared your painting with 1 reference watercolour" in kept_feedback
@@ -133,7 +133,7 @@ def test_with_scoring_feedback_has_the_judge_and_reward_sections_the_trainers_pi
     assert rows[0]["completion"][0]["content"] == KEEP_REPLY
 
     assert "The judge" not in refused_feedback
-    refused_length = recipe.length_part(paint_reply(refused.draft_reply, renderer=None).code)
+    refused_length = recipe.length_part(paint_reply(refused.draft_reply, renderer=None).painting_tokens)
     assert f"Reward: 0.000 (gate failed, length {refused_length:.2f})." in refused_feedback
 
 

@@ -105,7 +105,9 @@ def test_a_revision_renders_then_scores_against_the_originals_references_with_it
 
     recipe = Recipe.from_dict(run.recipe)
     parts = revision.parts
-    assert parts["length"] == length_score(GOOD)
+    # the length of the code that ran in the render (its coverage), not of the text alone
+    assert revision.render["length_from"] == "render"
+    assert parts["length"] == recipe.length_part(revision.render["painting_tokens"]) == length_score(GOOD)
     expected = (recipe.w_gate + recipe.w_length * parts["length"] + recipe.w_judge * parts["judge"]
                 + recipe.w_quality * parts["quality"])
     assert revision.reward == pytest.approx(expected, abs=1e-5)
