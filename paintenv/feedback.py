@@ -49,6 +49,7 @@ from paintenv.sandbox import (
     PAINTED_TEXT,
     RENDER_TIMEOUT,
     RUNTIME_BARE_PRIMITIVE,
+    RUNTIME_CANVAS_SIZE,
     RUNTIME_DISALLOWED_BRUSH,
     RUNTIME_FORBIDDEN_API,
     RUNTIME_TEXT,
@@ -91,8 +92,9 @@ _RUNTIME_WORDS = {
     BLANK_CANVAS: "The canvas came out blank",
     CANVAS_TOO_LARGE: "Its canvas was larger than allowed",
     CANVAS_SWAPPED: "The canvas it painted on was not the one createCanvas made",
+    RUNTIME_CANVAS_SIZE: "Its canvas was not the published 600 x 600 (createCanvas(600, 600, WEBGL), made once)",
     PAINTED_TEXT: "The painting shows legible writing, which is refused: paint the subject, not words",
-    NONDETERMINISTIC: ("JudgedSketch twice with the same seed it came out different: a painting may depend on "
+    NONDETERMINISTIC: ("Painted twice with the same seed it came out different: a painting may depend on "
                        "randomSeed and noiseSeed only"),
 }
 

@@ -21,6 +21,8 @@ from paintenv.brush_api import (
 from paintenv.gate_members import CALLABLE_TYPES, MemberChecks, Pending
 from paintenv.gate_rules import (
     BARE,
+    CANVAS_RESIZERS,
+    CANVAS_SIZE,
     DOM_TEXT_CREATORS,
     EXTERNAL,
     FORBIDDEN,
@@ -299,10 +301,11 @@ class SketchAnalysis(MemberChecks):
                 self.pending.append(Pending(name, BARE, message, node))
             return
         for names, code, what in ((PRIMITIVE_NAMES, BARE, "draws without the brush"),
-                                  (TEXT_NAMES, TEXT, "draws text")):
+                                  (TEXT_NAMES, TEXT, "draws text"),
+                                  (CANVAS_RESIZERS, CANVAS_SIZE, "changes the 600 x 600 canvas")):
             if name in names:
                 if is_call or always:
-                    self.add(code, f"`{shown}` {what}; use brush.* calls", node)
+                    self.add(code, f"`{shown}` {what}" + ("" if code == CANVAS_SIZE else "; use brush.* calls"), node)
                 else:
                     self.pending.append(Pending(
                         name, code, f"`{shown}` refers to p5's function, which {what}",

@@ -17,12 +17,15 @@ from paintenv.brush_api import (
 from paintenv.gate_keys import KeyValues
 from paintenv.gate_rules import (
     BARE,
+    CANVAS_SIZE,
+    CANVAS_UNITS,
     DISALLOWED_BRUSH,
     EXTERNAL,
     EXTERNAL_PROPERTIES,
     FORBIDDEN,
     NOT_WEBGL,
     PRIMITIVE_NAMES,
+    PROBE_PROPERTIES,
     RAW_RENDERER_PROPERTIES,
     TEXT,
     TEXT_NAMES,
@@ -124,6 +127,9 @@ class MemberChecks:
             self.add(EXTERNAL, f"`.{name}` reaches outside the sketch", node)
         elif name in RAW_RENDERER_PROPERTIES:
             self.add(BARE, f"`.{name}` draws on the renderer directly", node)
+        elif name in PROBE_PROPERTIES:
+            self.add(FORBIDDEN, f"`.{name}` reads the renderer's own state, which changes from "
+                     "render to render (a painting may depend on its seed only)", node)
         elif arguments > 0 and name not in self.defined_methods:
             # e.g. a createGraphics buffer: pg.rect(...) then image(pg, ...). Drawing
             # always takes arguments, which keeps fetch's `response.text()` out.
@@ -186,6 +192,8 @@ class MemberChecks:
         reaches the Function constructor as surely as `f.constructor` does."""
         if name in EXTERNAL_PROPERTIES or is_loader(name) or name in RAW_RENDERER_PROPERTIES:
             self.add(EXTERNAL, f"destructuring `{name}` reaches outside the sketch", node)
+        elif name in PROBE_PROPERTIES:
+            self.add(FORBIDDEN, f"destructuring `{name}` reads the renderer's own state", node)
 
     def check_computed_keys(self) -> None:
         """Every computed key must be a number or a string the gate can read
@@ -247,3 +255,27 @@ class MemberChecks:
         if not ok:
             self.add(NOT_WEBGL, "createCanvas needs WEBGL as its third argument "
                      "(p5.brush draws nothing on a 2D canvas)", node)
+        for size in values[:2]:
+            if self.literal_size(size) not in (None, CANVAS_UNITS):
+                self.add(CANVAS_SIZE, f"the canvas is {CANVAS_UNITS} x {CANVAS_UNITS} units: "
+                         f"createCanvas({CANVAS_UNITS}, {CANVAS_UNITS}, WEBGL)", size)
+                break
+
+    def literal_size(self, node: Node) -> float | str | None:
+        """A size written as a literal (`1800`, `-600`, `"600"`, `6e2`); None when it is an
+        expression, which the render page checks."""
+        node = unwrap(node)
+        sign = 1
+        if node.type == "unary_expression" and node.child_count == 2 and self.text(node.children[0]) in "+-":
+            sign = -1 if self.text(node.children[0]) == "-" else 1
+            node = unwrap(node.children[1])
+        if node.type == "number":
+            try:
+                return sign * float(self.text(node).replace("_", ""))
+            except ValueError:  # 0x258, 0o1130, 600n: another spelling, still a literal
+                try:
+                    return sign * int(self.text(node).replace("_", "").rstrip("n"), 0)
+                except ValueError:
+                    return "?"
+        literal = self.string_literal(node)
+        return "string" if literal is not None else None

@@ -26,11 +26,18 @@ NO_PAINTING = "no_painting_calls"
 TOO_LONG = "too_long"
 GATE_ERROR = "gate_error"
 FORBIDDEN = "forbidden_api"
+CANVAS_SIZE = "canvas_size"
 
 VIOLATION_CODES: tuple[str, ...] = (
     NO_SKETCH, TRUNCATED, MISSING_ENTRY, NOT_WEBGL, EXTERNAL, TEXT, BARE,
-    UNKNOWN_BRUSH, DISALLOWED_BRUSH, NO_PAINTING, TOO_LONG, GATE_ERROR, FORBIDDEN,
+    UNKNOWN_BRUSH, DISALLOWED_BRUSH, NO_PAINTING, TOO_LONG, GATE_ERROR, FORBIDDEN, CANVAS_SIZE,
 )
+
+# The published canvas: 600 x 600 units, WEBGL. Another size changes what each check sees
+# (the text check reads at most 600 px, the judge the whole PNG), so it is a verdict.
+CANVAS_UNITS = 600
+# p5 functions that change the canvas after createCanvas (outside the allowlist anyway).
+CANVAS_RESIZERS: frozenset[str] = frozenset({"resizeCanvas", "pixelDensity"})
 
 
 # ---------------------------------------------------------------------------------------
@@ -78,6 +85,18 @@ EXTERNAL_PROPERTIES: frozenset[str] = frozenset(
         "prototype", "defineProperty", "defineProperties", "setPrototypeOf",
         "getPrototypeOf", "getOwnPropertyDescriptor", "getOwnPropertyDescriptors",
         "__lookupGetter__", "__lookupSetter__",
+    }
+)
+# Properties that read the renderer's own state, which changes with its history (a warm
+# page's heap is not a fresh one's), not the seed: console.memory and its fields, console's
+# own consoles and tasks, and what performance, navigator and document hold (behind
+# forbidden names already; listed so an alias of them is refused too).
+PROBE_PROPERTIES: frozenset[str] = frozenset(
+    {
+        "memory", "usedJSHeapSize", "totalJSHeapSize", "jsHeapSizeLimit", "context",
+        "createTask", "timeOrigin", "timeline", "getEntries", "getEntriesByName",
+        "getEntriesByType", "eventCounts", "deviceMemory", "hardwareConcurrency",
+        "lastModified",
     }
 )
 HARD_GLOBAL_OBJECTS: frozenset[str] = frozenset({"window", "globalThis"})

@@ -84,16 +84,18 @@ def paint_source(
     render_failed_gate: bool = False,
     check_determinism: bool = False,
     text_check: TextCheck | None = None,
+    twin: bool = False,
 ) -> Painting:
     """Gate `code`, then render it when it passed (or always, if asked and renderable).
 
     `renderer=None` gives the static verdict alone. A render raises RenderUnavailable only
     for infrastructure failure; a bad sketch is always a verdict. A painting that passed is
     read for writing (`text_check`, this process's by default: text_check.py), and with
-    `check_determinism` rendered once more with the same seed (determinism.py).
+    `check_determinism` rendered once more with the same seed (determinism.py), on a page
+    whose history differs from the first's (`twin`: this render is that second one).
     """
     verdict = gate_source(code, strictness=strictness)
-    return _finish(code, verdict, renderer, seed, size, render_failed_gate, check_determinism, text_check)
+    return _finish(code, verdict, renderer, seed, size, render_failed_gate, check_determinism, text_check, twin)
 
 
 def paint_reply(
@@ -106,24 +108,25 @@ def paint_reply(
     render_failed_gate: bool = False,
     check_determinism: bool = False,
     text_check: TextCheck | None = None,
+    twin: bool = False,
 ) -> Painting:
     """Like paint_source, for a model's whole reply (the sketch is extracted first)."""
     code, verdict = gate_reply(reply, strictness=strictness)
-    return _finish(code, verdict, renderer, seed, size, render_failed_gate, check_determinism, text_check)
+    return _finish(code, verdict, renderer, seed, size, render_failed_gate, check_determinism, text_check, twin)
 
 
 def _finish(
     code: str | None, verdict: GateVerdict, renderer: Renderer | None, seed: int, size: int, always: bool,
-    check_determinism: bool, text_check: TextCheck | None,
+    check_determinism: bool, text_check: TextCheck | None, twin: bool = False,
 ) -> Painting:
     render = None
     renderable = code is not None and not (set(verdict.codes) & UNRENDERABLE)
     if renderer is not None and renderable and (verdict.passed or always):
-        render = renderer.render(code, seed=seed, size=size)
+        render = renderer.render(code, seed=seed, size=size, twin=twin)
         if render.passed:
             check_painted_text(render, text_check or get_text_check())
         if check_determinism and render.passed:
-            again = renderer.render(code, seed=seed, size=size)
+            again = renderer.render(code, seed=seed, size=size, twin=True)
             comparison = compare_paintings(render.png, render.violations, again.png, again.violations)
             render.timings["determinism_ms"] = round(again.elapsed_ms, 1)
             render.findings["determinism"] = comparison.to_dict()

@@ -18,6 +18,7 @@ from paintenv.sandbox import (
     CANVAS_SWAPPED,
     CANVAS_TOO_LARGE,
     RENDER_ERROR,
+    RUNTIME_CANVAS_SIZE,
     PageReading,
     code_for_denied,
     counts,
@@ -110,6 +111,8 @@ def render_from_reading(reading: PageReading, *, size: int, seed: int, max_pixel
         png = reading.png
     elif reading.png is not None:
         violations.append(CANVAS_SWAPPED)
+    if png is not None and (reading.width, reading.height) != (size, size):
+        violations.append(RUNTIME_CANVAS_SIZE)  # the published 600 units are `size` pixels wide
     if png is None and not errors and not violations:
         errors.append(RenderError(reading.error or "The sketch produced no canvas."))
     if errors or data.get("status") == "error":

@@ -60,6 +60,9 @@ class RenderJob:
     abandoned: bool = False
     started: threading.Event = field(default_factory=threading.Event)  # the sketch was handed over
     run_deadline: float = 0.0  # set at hand-over: the sketch's own time budget ends here
+    # The determinism check's second render: on a page opened for it (not the pre-warmed
+    # one) whose heap the harness churns first, so its history differs from the first's.
+    twin: bool = False
 
 
 class RenderWorker:
@@ -243,7 +246,7 @@ class RenderWorker:
         slot: PageSlot | None = None
         ok = False
         try:
-            slot = self._take_slot(job.deadline)
+            slot = self._take_slot(job.deadline, fresh=job.twin)
             timings["context_ms"] = round(slot.opened_ms, 1)
             timings["load_ms"] = round(slot.loaded_ms, 1)
             timings["prewarmed"] = 1.0 if slot.prewarmed else 0.0
@@ -267,6 +270,7 @@ class RenderWorker:
                     "maxGraphicsPixels": 4 * self.config.max_pixels,
                     "drawFrames": self.config.draw_frames,
                     "sketchUrl": SKETCH_PATH,
+                    "churn": job.twin,
                 },
                 timeout=remaining_ms(job.run_deadline),
             )
@@ -332,14 +336,15 @@ class RenderWorker:
         result.timings = {**timings, **result.timings}
         return result
 
-    def _take_slot(self, deadline: float) -> PageSlot:
-        """The pre-warmed page, or a new one. Nothing of the sketch has run yet, so a
-        failure here is the browser's: relaunch once, then give up (infrastructure)."""
+    def _take_slot(self, deadline: float, fresh: bool = False) -> PageSlot:
+        """The pre-warmed page (kept for the next render when `fresh`), or a new one. Nothing
+        of the sketch has run yet, so a failure here is the browser's: relaunch once, then
+        give up (infrastructure)."""
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
         self._ensure_browser()
-        slot, self.ready = self.ready, None
+        slot, self.ready = (None, self.ready) if fresh else (self.ready, None)
         if slot is not None and not slot.crashed and not slot.page.is_closed():
             return slot
         if slot is not None:

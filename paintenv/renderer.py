@@ -148,8 +148,9 @@ class Renderer:
         return getattr(self, "_pid", os.getpid()) == os.getpid()
 
     # ---- rendering
-    def render(self, code: str, *, seed: int = 0, size: int = REFERENCE_SIZE) -> Render:
-        """Run one sketch; a bad sketch is a verdict, only infrastructure raises."""
+    def render(self, code: str, *, seed: int = 0, size: int = REFERENCE_SIZE, twin: bool = False) -> Render:
+        """Run one sketch; a bad sketch is a verdict, only infrastructure raises. `twin`: the
+        determinism check's second render, on a page of its own with a churned heap."""
         if not isinstance(size, int) or not 16 <= size <= 4096:
             raise ValueError("size must be an int between 16 and 4096")
         if density_for(size) ** 2 * REFERENCE_SIZE**2 > self.config.max_pixels * 1.0001:
@@ -160,7 +161,8 @@ class Renderer:
             t0 = time.perf_counter()
             for attempt in (1, 2):
                 job = RenderJob(
-                    "render", code=code, seed=int(seed), size=size, deadline=time.monotonic() + SETUP_BUDGET_S
+                    "render", code=code, seed=int(seed), size=size, deadline=time.monotonic() + SETUP_BUDGET_S,
+                    twin=twin,
                 )
                 try:
                     result = self._submit(job)

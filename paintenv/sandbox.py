@@ -17,6 +17,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from paintenv.gate_rules import CANVAS_RESIZERS
 from paintenv.sketch_api import SKETCH_API
 
 # Verdict codes (stable strings, stored with every rollout).
@@ -29,6 +30,9 @@ RENDER_TIMEOUT = "render_timeout"
 BLANK_CANVAS = "blank_canvas"
 CANVAS_TOO_LARGE = "canvas_too_large"
 CANVAS_SWAPPED = "canvas_swapped"
+# A canvas other than the published 600 x 600 units (createCanvas with another size, a second
+# createCanvas, resizeCanvas, pixelDensity), or a PNG that is not the render's size.
+RUNTIME_CANVAS_SIZE = "runtime_canvas_size"
 # Verdicts on the painting itself, after the page: legible writing in it (text_check.py),
 # and a second render with the same seed that came out different (determinism.py).
 PAINTED_TEXT = "painted_text"
@@ -36,8 +40,8 @@ NONDETERMINISTIC = "nondeterministic"
 
 RUNTIME_CODES: tuple[str, ...] = (
     RUNTIME_BARE_PRIMITIVE, RUNTIME_TEXT, RUNTIME_FORBIDDEN_API, RUNTIME_DISALLOWED_BRUSH,
-    RENDER_ERROR, RENDER_TIMEOUT, BLANK_CANVAS, CANVAS_TOO_LARGE, CANVAS_SWAPPED, PAINTED_TEXT,
-    NONDETERMINISTIC,
+    RENDER_ERROR, RENDER_TIMEOUT, BLANK_CANVAS, CANVAS_TOO_LARGE, CANVAS_SWAPPED, RUNTIME_CANVAS_SIZE,
+    PAINTED_TEXT, NONDETERMINISTIC,
 )
 
 EXPORT_NAME = "__paintExport"  # the harness's door for setup/draw (imported, never shadowed)
@@ -175,6 +179,8 @@ def code_for_denied(name: str) -> str:
     if name.startswith("brush."):
         return RUNTIME_DISALLOWED_BRUSH
     base = name.split("(", 1)[0]
+    if name == "canvas_size" or base in CANVAS_RESIZERS:
+        return RUNTIME_CANVAS_SIZE
     if base in SKETCH_API.text_names:
         return RUNTIME_TEXT
     if base in SKETCH_API.primitive_names:

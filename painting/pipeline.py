@@ -15,7 +15,8 @@ editor and the OpenEnv server (serving/) all judge a sketch here, so they agree 
   0. A sketch that fails the gate or the render is worth 0: that is a verdict, not a failure.
 - **Combining.** `reward_of` applies the recipe's weights through `paintenv.reward.combine`.
 - **Determinism.** A share of the sketches (1 in `check_every`; every one with 1) is rendered a
-  second time in the same fan-out, with the same seed; a painting that differs from its twin by
+  second time in the same fan-out, with the same seed, on a page whose history differs from a
+  warm worker's (a page of its own, its heap churned); a painting that differs from its twin by
   more than same-seed renders do fails as `nondeterministic` (paintenv/determinism.py). A
   twin lost to infrastructure checks nothing and costs nothing.
 """
@@ -297,7 +298,9 @@ def paint_batch(
     ]
     twins = _determinism_sample([i for i in to_render if painted[i].painting.gate.passed], check_every,
                                 rng or random.Random())
-    calls += [calls[to_render.index(i)] for i in twins]
+    # A twin renders on a page of its own whose heap the harness churns first (paint.py's
+    # `twin`), so a painting that reads the renderer's history paints something else there.
+    calls += [{**calls[to_render.index(i)], "twin": True} for i in twins]
     checked = 0
     rendered = _stage("render", executor.render, to_render + twins, calls, render_deadline_s, report, failures, late,
                       twins=len(twins))

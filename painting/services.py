@@ -42,9 +42,11 @@ def painting_render(
     render_failed_gate: bool = False,
     check_determinism: bool = False,
     renderer: Renderer | None = None,
+    twin: bool = False,
 ) -> RenderResult:
     """Gate and render one sketch (in this process's warm browser unless `renderer` is given),
-    read the painting for writing, and with `check_determinism` render it a second time;
+    read the painting for writing, and with `check_determinism` render it a second time (`twin`:
+    this is the determinism check's second render, on a page with another history);
     store the PNG content-addressed.
 
     Returns the verdict as JSON-able data with `png_path` (a storage name) instead of the
@@ -62,6 +64,7 @@ def painting_render(
         strictness=strictness,
         render_failed_gate=render_failed_gate,
         check_determinism=check_determinism,
+        twin=twin,
     )
     result: RenderResult = painting.to_dict()
     result["png_path"] = store_content_addressed(painting.png, folder="renders") if painting.png else None

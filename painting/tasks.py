@@ -19,7 +19,7 @@ SCORE_OPTIONS = {"acks_late": True, "time_limit": settings.SCORE_TIME_LIMIT_S,
 
 def render_sketch_run(
     code: str, seed: int = 0, size: int | None = None, strictness: str = "allowlist", render_failed_gate: bool = False,
-    check_determinism: bool = False,
+    check_determinism: bool = False, twin: bool = False,
 ) -> RenderResult:
     """Gate + sandboxed render of one sketch (+ the painted-text check, and a second render when
     `check_determinism`); the PNG is stored, its path returned.
@@ -30,7 +30,7 @@ def render_sketch_run(
     """
     return services.painting_render(
         code=code, seed=seed, size=size, strictness=strictness, render_failed_gate=render_failed_gate,
-        check_determinism=check_determinism,
+        check_determinism=check_determinism, twin=twin,
     )
 
 

@@ -293,6 +293,7 @@
           bump(denied, "createCanvas(not WEBGL)");
           return undefined;
         }
+        if (name === "createCanvas") checkCanvasSize(args);
         const result = apply(real, inst, args);
         if (name === "createCanvas") noteCanvas(inst);
         if (isPlain(result)) return result;
@@ -315,6 +316,21 @@
         set() { bump(denied, name); },
       });
     }
+  }
+
+  // The published canvas: 600 x 600 units, made once. Another size changes what each check
+  // sees (the text check reads at most 600 px, the judge the whole PNG; a 38-unit canvas is
+  // a thumbnail), and a second createCanvas would resize it: either is canvas_size.
+  const CANVAS_UNITS = 600;
+  function checkCanvasSize(args) {
+    if (args[0] === CANVAS_UNITS && args[1] === CANVAS_UNITS && state.canvas === null) return;
+    bump(denied, "canvas_size");
+    const shown = (v) => (typeof v === "number" ? "" + v : typeof v);
+    throw new RangeError(
+      `canvas_size: createCanvas(${shown(args[0])}, ${shown(args[1])})` +
+      (state.canvas === null ? "" : " a second time") +
+      `: the canvas is ${CANVAS_UNITS} x ${CANVAS_UNITS} units, made once with createCanvas(600, 600, WEBGL)`
+    );
   }
 
   function noteCanvas(inst) {
@@ -567,6 +583,7 @@
   // run() + wait + collect(): the Python side awaits the returned promise (with
   // Playwright's timeout as the soft deadline) and then reads the result elsewhere.
   function render(options) {
+    if (options.churn === true && ballast === null) churn();
     run(options);
     return apply(Promise.prototype.then, apply(Promise.prototype.then, donePromise, [settle]), [collect]);
   }
@@ -589,6 +606,39 @@
     for (let o = window; o; o = getPrototypeOf(o)) addAll(o);
     if (proto) for (let o = proto; o; o = getPrototypeOf(o)) addAll(o);
     return out;
+  }
+
+  // ------------------------------------------------------------- feature probes
+  // What a sketch can reach that reads the renderer's history instead of its seed
+  // (tests/paintenv/adversarial/page_surface.py walks the page for it): console.memory,
+  // the heap's size, another number in a page that idled or churned; console.context and
+  // console.createTask, consoles and tasks of the page's own. Each is a counting dead end,
+  // like a forbidden name (runtime_forbidden_api); performance, navigator, document and
+  // their clocks and counters are forbidden names already. Non-configurable, and console
+  // is frozen below, so the sketch cannot put them back.
+  for (const key of ["memory", "context", "createTask"]) {
+    const label = "console." + key;
+    try {
+      defineProperty(console, key, {
+        configurable: false, enumerable: false,
+        get() { bump(denied, label); return undefined; },
+        set(_value) { bump(denied, label); },
+      });
+    } catch (e) { recordMessage("The render page could not pin " + label + "."); }
+  }
+
+  // The determinism check's twin renders on a page whose heap has a history the first
+  // render's had not: garbage dropped and a block kept alive, as a worker's page that
+  // idled, churned or collected at other moments would have. A painting that depends on
+  // the heap (through anything the pins above missed) then paints something else.
+  let ballast = null;
+  function churn() {
+    const keep = [];
+    for (let i = 0; i < 60000; i++) keep[keep.length] = { i, s: "b" + i };
+    let junk = null;
+    for (let i = 0; i < 200; i++) junk = new Array(2000).fill(i);
+    ballast = [keep, junk];
+    return ballast.length;
   }
 
   harden();

@@ -206,14 +206,14 @@ def test_a_pixel_density_request_is_pinned_to_the_render_size(renderer):
     assert png_to_array(result.png).shape == (SIZE, SIZE, 3)
 
 
-def test_the_pixel_budget_counts_the_render_density(renderer):
-    # 3000 units at 256/600 px per unit is 1280 x 1280 pixels: inside the default budget,
-    # refused under a 500 x 500 one.
+def test_a_canvas_of_another_size_is_refused_before_the_pixel_budget_is_asked(renderer):
+    # 3000 units at 256/600 px per unit is 1280 x 1280 pixels: inside the default budget, and
+    # under a 500 x 500 one too large; either way not the published 600 x 600 canvas.
     code = "function setup() { createCanvas(3000, 3000, WEBGL); background(240); }"
-    assert renderer.render(code, size=SIZE).violations == [BLANK_CANVAS]
+    assert renderer.render(code, size=SIZE).violations == ["runtime_canvas_size", "render_error"]
     with Renderer(RendererConfig(max_pixels=500 * 500, timeout_s=30)) as tight:
         refused = tight.render(code, size=SIZE)
-    assert "canvas_too_large" in refused.violations and "render_error" in refused.violations
+    assert refused.violations == ["runtime_canvas_size", "render_error"]
 
 
 def test_a_size_beyond_the_pixel_budget_is_a_caller_error(renderer):
