@@ -251,17 +251,19 @@ def test_padding_of_every_kind_buys_no_length_over_its_baseline_when_rendered(re
         painting = paint_source(code, renderer=renderer, seed=1, size=256)
         assert painting.passed and painting.length_from == "render"
         base[name] = painting.length_score
-    for case in corpus(baselines=baselines, sizes=(SIZES[-1],)):
+    for case in corpus(baselines=baselines, sizes=(SIZES[1],)):
         painting = paint_source(case.code, renderer=renderer, seed=1, size=256)
         assert painting.passed, (case.name, painting.violations)
         assert painting.length_score is not None
         assert painting.length_score <= base[case.baseline] + TOLERANCE, case.name
-        assert score_tokens(estimate_tokens(case.code)) > base[case.baseline] + 0.1  # the old rule paid
+        assert estimate_tokens(case.code) > estimate_tokens(baselines[case.baseline])  # the old rule paid
 
 
 @pytest.mark.slow
 def test_a_sketch_whose_module_never_ran_has_no_length_rather_than_zero(renderer):
-    painting = paint_source("function setup() { createCanvas(600, 600, WEBGL); brush.circle(1, 2, 3) ",
-                            renderer=renderer, render_failed_gate=True, seed=1, size=256)
+    # a declaration twice over is an early error to V8 (not to the gate's parser): nothing runs
+    painting = paint_source("let twice = 1;\nlet twice = 2;\n" + ROSE, renderer=renderer, render_failed_gate=True,
+                            seed=1, size=256)
+    assert painting.render is not None and "render_error" in painting.render.violations
     assert painting.length_from == "render"
     assert painting.painting_tokens is None and painting.length_score is None
