@@ -113,7 +113,6 @@ def cost(r: Renderer, quick: bool) -> None:
         if mode == "without":
             render_worker.start_coverage = lambda cdp: None  # type: ignore[assignment]
             render_worker.take_coverage = lambda *a: None  # type: ignore[assignment]
-        c0 = chromium_cpu_seconds(r)
         time.sleep(1.0)  # the pre-warm lands before the count starts
         c0 = chromium_cpu_seconds(r)
         result = r.render(code, seed=i, size=SIZE)
