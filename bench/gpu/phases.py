@@ -3,6 +3,9 @@ a compile that never ends costs that phase, and each phase's peak memory is its 
 
     python3 bench/gpu/phases.py PHASE '{"...": ...}'   # prints RESULT {...} as its last line
 
+Along the way it prints where it is, seconds from its start (`[  21.3 s] imported ...`, each
+step's start and end), so a phase killed at its limit says in its report's tail how far it got.
+
 - preflight: the versions the trainer imports, the GPU, the disk.
 - make-model: the preset-shaped policy with random weights (bench/gpu/shapes.py).
 - grpo: GRPO steps of the run's own GRPOConfig, LoRA and trainer class (StudioGRPOTrainer) with
@@ -28,12 +31,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+STARTED = time.perf_counter()
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 GIB = 1024**3
 PACKAGES = ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "tokenizers", "huggingface_hub",
             "safetensors", "numpy", "pyarrow")
+
+
+def say(what: str) -> None:
+    print(f"[{time.perf_counter() - STARTED:7.1f} s] {what}", flush=True)
 
 
 def device() -> str:
@@ -55,6 +63,7 @@ def preflight(spec: dict[str, Any]) -> dict[str, Any]:
 
     from training.grpo.generation import StudioGRPOTrainer  # noqa: F401
 
+    say("imported torch, transformers, TRL and the trainer")
     result: dict[str, Any] = {"versions": versions, "python": sys.version.split()[0], "cuda": torch.cuda.is_available(),
                               "vllm": importlib.util.find_spec("vllm") is not None,
                               "disk_free_gib": round(shutil.disk_usage(spec.get("work", "/tmp")).free / GIB, 1)}
@@ -71,7 +80,12 @@ def make_model(spec: dict[str, Any]) -> dict[str, Any]:
     out = Path(spec["model_dir"])
     if out.exists():
         shutil.rmtree(out)
-    return make_policy(spec["shape"], out, device=device())
+    where = device()
+    say(f"imported torch and transformers; making the {spec['shape']} policy on the {where}")
+    result = make_policy(spec["shape"], out, device=where)
+    (out / ".made").write_text(spec["shape"])  # whole: a later command in this work folder reuses it
+    say(f"made in {result['made_s']} s, saved in {result['saved_s']} s")
+    return result
 
 
 class _Clock:
@@ -106,16 +120,21 @@ def grpo(spec: dict[str, Any]) -> dict[str, Any]:
 
     class Clock(TrainerCallback):
         def on_step_begin(self, *_args, **_kwargs):
+            say(f"step {len(clock.steps) + 1} of {spec['steps']} begins")
             clock.started = time.perf_counter()
 
         def on_step_end(self, *_args, **_kwargs):
             clock.steps.append(time.perf_counter() - clock.started)
+            generation_s = clock.generation[-1] if len(clock.generation) == len(clock.steps) else float("nan")
+            say(f"step {len(clock.steps)} of {spec['steps']}: {clock.steps[-1]:.1f} s "
+                f"(generation {generation_s:.1f} s)")
 
     def varied_reward(prompts, completions, completion_ids, **kwargs):
         clock.generation.append(time.perf_counter() - clock.started)
         return [float(sum(ids) % 7) for ids in completion_ids]  # a spread in every group: a real gradient
 
     varied_reward.__name__ = "varied"
+    say(f"imported torch, transformers and TRL; {backend}, {spec['steps']} steps of 8 x {spec['completion']} tokens")
     if not torch.cuda.is_available():
         torch.set_num_threads(1)
     on_gpu = torch.cuda.is_available()
@@ -127,7 +146,9 @@ def grpo(spec: dict[str, Any]) -> dict[str, Any]:
         train_dataset=Dataset.from_list([{"prompt": studio_prompt()}] * spec["steps"]),
         peft_config=lora_config(args), callbacks=[Clock()], fold_adapter=fold, compile_decode=backend == "compiled",
     )
+    say("trainer built: the model loaded, the LoRA on")
     trainer.train()
+    say("trained")
     shutil.rmtree(output, ignore_errors=True)
     logged = [e for e in trainer.state.log_history if keys.TOKENS_PER_S in e]
     steps = []
@@ -171,16 +192,19 @@ def hpsv3(spec: dict[str, Any]) -> dict[str, Any]:
     from training.memory import HPSV3_GIB
 
     where = device()
+    say(f"imported torch; building the {spec['shape']}-shaped base on the {where}")
     work = Path(tempfile.mkdtemp(prefix="gpu-bench-hpsv3-", dir=spec.get("work")))
     started = time.perf_counter()
     base, checkpoint = make_hpsv3(spec["shape"], work, device=where)
     built_s = time.perf_counter() - started
+    say(f"built in {built_s:.1f} s; loading the scorer")
     if where == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
     started = time.perf_counter()
     scorer = HPSv3Scorer(checkpoint=str(checkpoint), base_model=str(base), device=where)
     load_s = time.perf_counter() - started
+    say(f"loaded in {load_s:.1f} s; scoring {spec['paintings']} paintings")
     rng = random.Random(0)
     seconds = []
     for _ in range(spec["paintings"]):
