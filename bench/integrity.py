@@ -55,7 +55,7 @@ def pool_verdicts(renderer: Renderer, sketches: list, size: int, *, checks: bool
         }
         if checks and render.passed:
             found = get_text_check().find(render.png)
-            row["text"] = {"legible": found.legible, "words": list(found.words), "ms": round(found.elapsed_ms, 1)}
+            row["text"] = found.to_dict()
             again = renderer.render(sketch.code, seed=sketch.seed, size=size)
             row["determinism"] = compare_paintings(render.png, render.violations, again.png,
                                                    again.violations).to_dict()
@@ -95,7 +95,7 @@ def print_pool(name: str, pool: list[dict], size: int) -> None:
         exact = sum(1 for d in compared if d["differing_share"] == 0)
         print(f"  determinism: {len(compared)} same-seed pairs, {exact} without a pixel beyond 32 levels, "
               f"largest difference {worst:.4%} of the pixels (tolerance 0.05%)")
-        ms = sorted(p["text"]["ms"] for p in pool if p["text"])
+        ms = sorted(p["text"]["elapsed_ms"] for p in pool if p["text"])
         print(f"  painted-text check: median {ms[len(ms) // 2]:.0f} ms, max {ms[-1]:.0f} ms a painting")
 
 

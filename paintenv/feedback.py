@@ -93,7 +93,7 @@ _RUNTIME_WORDS = {
     CANVAS_TOO_LARGE: "Its canvas was larger than allowed",
     CANVAS_SWAPPED: "The canvas it painted on was not the one createCanvas made",
     RUNTIME_CANVAS_SIZE: "Its canvas was not the published 600 x 600 (createCanvas(600, 600, WEBGL), made once)",
-    PAINTED_TEXT: "The painting shows legible writing, which is refused: paint the subject, not words",
+    PAINTED_TEXT: "The painting shows writing (letters, characters, numbers or grade symbols), which is refused: paint the subject, not words",
     NONDETERMINISTIC: ("Painted twice with the same seed it came out different: a painting may depend on "
                        "randomSeed and noiseSeed only"),
 }
@@ -227,7 +227,8 @@ def _render_section(code: str | None, render: Render) -> str:
             continue
         shown = names.get(violation, [])
         if violation == PAINTED_TEXT:
-            shown = [repr(w) for w in render.findings.get("text", {}).get("words", [])[:5]]
+            found = render.findings.get("text", {})  # where the writing is; a render before round three read words
+            shown = list(found.get("where", [])) or [repr(w) for w in found.get("words", [])[:5]]
         lines.append(f"{words}: {', '.join(shown)}." if shown else f"{words}.")
     if not lines:
         return "It ran without errors."

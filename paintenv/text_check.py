@@ -1,204 +1,147 @@
-"""Legible writing in a painting: the verdict `painted_text`.
+"""Writing in a painting, in any script and at any angle: the verdict `painted_text`.
 
-The gate refuses `text()`, but letters can be painted with the allowed calls: small brush
-squares laid out from a bitmap font spell "PICK ME 10/10" clearly enough for a person, and
-for the VLM judge of the published recipes that is a prompt injection, not a painting. So
-every painting that passes the render is read by real OCR (Tesseract 5, LSTM, English,
-through the `tesserocr` binding, with Debian's `tesseract-ocr-eng` data) before it is
-scored, and a painting with a legible word or number fails like any other verdict.
+The gate refuses `text()`, but letters can be painted with the allowed calls: brush squares
+laid out from a bitmap font spell "PICK ME 10/10", 好 or five stars clearly enough for a
+person, and for the VLM judge of the published recipes (Qwen3-VL reads Chinese, mirrored and
+sideways writing) that is a prompt injection, not a painting. So every painting that passes
+the render is looked at for writing before it is scored.
 
-Watercolour brush marks are dotted and faint, and OCR of a raw painting reads little of
-them, so the painting is turned into black-on-white masks first, at 600 px (a smaller render
-at twice its size):
-  * all paint: every pixel farther than INK_DISTANCE from the paper colour, blurred a
-    little so dotted marks join into strokes;
-  * each of the paint's main colours (k-means, 3 clusters) alone: writing in one colour
-    over a wash of another stands out only there.
-Each mask is read with sparse-text page segmentation, and the all-paint mask also turned by
-each of TURNS (tilted and vertical writing). A painting has legible writing when some word
-has at least 4 letters or digits at confidence >= 70, or 3 at >= 88.
+Round two read English words with Tesseract, turned by at most ±20° or ±90°; writing at other
+angles, mirrored, in another script, as grade symbols or knocked out of a wash passed it, and
+its reading flipped from render to render. A general OCR detector does not solve it either:
+PP-OCRv4's text detector (rapidocr-onnxruntime, models inside the wheel) finds rotated and
+Chinese writing but also boxes the centre of about half the demo pool's flowers, and its
+multilingual recogniser reads those centres as 福 or 囍 at up to 0.76 confidence (measured on
+the demo pool at 384 px; docs/sandbox.md). So the studio looks with a detector of its own,
+trained on its own renders: a small fully convolutional network (7 convolutions, 3 x 3,
+~53k weights, `text_detector.npz` beside this module) that maps a 384 x 384 painting to a
+24 x 24 grid of "writing here" probabilities. It was trained by `scripts/train_text_detector.py`
+on 300 demo-style paintings of three other seeds with writing composited into them: the studio's
+bitmap glyphs (Latin, Chinese, grade symbols) rendered by Chromium in every brush style, and
+DejaVu letters, each turned by any angle, mirrored, scaled, dotted, blurred and cut into
+chunks. It runs here in numpy (one BLAS thread, ~20 ms of CPU a painting), so a render
+worker loads no deep-learning runtime.
 
-Measured (bench/painted_text.py): on the 200 demo-pool paintings and the seed sketches no
-word reaches those bars (the best 4-character reading of a petal scored 54, the best
-3-character one 79), while the hostile corpus (tests/paintenv/adversarial/painted_text.py) is
-caught in 75 of 77 paintings; each painting costs about 0.2-0.3 s of one core.
-Tesseract missing is infrastructure: `TextCheckUnavailable`, never a verdict.
+A painting has writing when the mean probability over some 2 x 2 cells (32 x 32 px at 384)
+reaches THRESHOLD, 0.975: the demo pool's highest painting scores 0.968 (an overfilled iris's
+bands of wash), the seed sketches' 0.839. Measured at 384 px (bench/painted_text.py, docs/
+performance.md): 0 of 197 demo-pool paintings, 0 of 100 seed sketches and 0 of 15 good and
+corpus sketches refused; 115 of 140 cases of the writing cross product caught (Latin 59/66,
+Chinese 29/34, grade symbols 27/40; tiny writing 0 of 10 is most of what it misses), round two's
+English corpus 91 of 91. A probability is a smooth function of the pixels, and same-seed
+renders differ only in a few pixels of their watercolour fills: over two renders of the 140
+cases (a fresh and a warm renderer) no verdict flipped and no score moved by more than 0.004.
+The detector's weights missing or unreadable is infrastructure: `TextCheckUnavailable`, never
+a verdict.
 """
 from __future__ import annotations
 
-import os
-import re
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageFilter
+from PIL import Image
 from threadpoolctl import threadpool_limits
 
-from paintenv.image import as_array, background_colour
+from paintenv.image import as_array
 
-try:  # imported with the module, so a render worker pays for it at start, not at its first render
-    import tesserocr
-except ImportError:  # pragma: no cover - requirements.txt installs it; the check then says so
-    tesserocr = None
+__all__ = ["INPUT_SIZE", "THRESHOLD", "WEIGHTS", "TextCheck", "TextCheckUnavailable", "TextFinding",
+           "get_text_check"]
 
-__all__ = ["TextCheck", "TextCheckUnavailable", "TextFinding", "get_text_check", "tessdata_dir"]
-
-# px: the sketch's own canvas size. A smaller render is read at twice its size, at most this:
-# its letters are then as many pixels tall as Tesseract likes (20-40), and more would add
-# pixels to read, not legibility.
-WORK_SIZE = 600
-INK_DISTANCE = 16.0  # RGB distance from the paper that counts as paint in a mask
-BLUR_RADIUS = 1.5  # px at WORK_SIZE: joins a dotted brush mark into a stroke
-COLOUR_CLUSTERS = 3
-MIN_CLUSTER_PIXELS = 200
-# Tesseract reads words tilted up to about 5 degrees; the all-paint mask is also read turned
-# by these (degrees), so writing tilted up to ~25 degrees, or running up or down the page, is read.
-TURNS = (10, -10, 20, -20, 90, -90)
-# A word is legible with >= LONG_WORD letters/digits at LONG_CONFIDENCE, or SHORT_WORD at
-# SHORT_CONFIDENCE (Tesseract's word confidence, 0-100).
-LONG_WORD, LONG_CONFIDENCE = 4, 70.0
-SHORT_WORD, SHORT_CONFIDENCE = 3, 88.0
-# Debian's tesseract-ocr-eng puts eng.traineddata here; TESSDATA_PREFIX or
-# PAINTAPP_TESSDATA name another folder.
-_TESSDATA_CANDIDATES = ("/usr/share/tesseract-ocr/5/tessdata", "/usr/share/tesseract-ocr/4.00/tessdata",
-                        "/usr/share/tessdata", "/usr/local/share/tessdata")
-_ALNUM = re.compile(r"[A-Za-z0-9]")
+WEIGHTS = Path(__file__).with_name("text_detector.npz")
+INPUT_SIZE = 384  # px: the training render size; any other painting is resized to it first
+THRESHOLD = 0.975  # the 2 x 2-cell mean probability from which a painting has writing (see below)
+_AREAS = ((0, "top left"), (1, "top"), (2, "top right"), (3, "left"), (4, "centre"), (5, "right"),
+          (6, "bottom left"), (7, "bottom"), (8, "bottom right"))
 
 
 class TextCheckUnavailable(Exception):
-    """Tesseract or its English data is missing: the painting cannot be read (infrastructure)."""
+    """The detector's weights are missing or unreadable: the painting cannot be looked at (infrastructure)."""
 
 
 @dataclass(frozen=True)
 class TextFinding:
     legible: bool
-    words: tuple[str, ...] = ()  # the legible words, as read
+    where: tuple[str, ...] = ()  # the parts of the painting with writing ("top left", "centre", ...)
+    score: float = 0.0  # the largest 2 x 2-cell mean probability: THRESHOLD and above is writing
     elapsed_ms: float = 0.0
-    readings: list[tuple[str, float]] = field(default_factory=list, compare=False)  # every word read
+    grid: np.ndarray | None = field(default=None, compare=False, repr=False)  # the pooled probabilities
 
     def to_dict(self) -> dict:
-        return {"legible": self.legible, "words": list(self.words), "elapsed_ms": round(self.elapsed_ms, 1)}
+        return {"legible": self.legible, "where": list(self.where), "score": round(self.score, 4),
+                "elapsed_ms": round(self.elapsed_ms, 1)}
 
 
-def tessdata_dir() -> str | None:
-    """The folder that holds eng.traineddata, or None."""
-    named = [os.environ.get("PAINTAPP_TESSDATA"), os.environ.get("TESSDATA_PREFIX")]
-    for folder in [*(n for n in named if n), *_TESSDATA_CANDIDATES]:
-        if (Path(folder) / "eng.traineddata").is_file():
-            return str(folder)
-    return None
-
-
-def _legible(word: str, confidence: float) -> bool:
-    n = len(_ALNUM.findall(word))
-    return (n >= LONG_WORD and confidence >= LONG_CONFIDENCE) or (n >= SHORT_WORD and confidence >= SHORT_CONFIDENCE)
-
-
-def _mask(selected: np.ndarray, blur: float) -> Image.Image:
-    """Black strokes on white: the selected pixels, blurred so dotted marks join."""
-    img = Image.fromarray(selected.astype(np.uint8) * 255).filter(ImageFilter.GaussianBlur(blur))
-    return Image.fromarray(np.where(np.asarray(img) > 64, 0, 255).astype(np.uint8))
-
-
-def _clusters(pixels: np.ndarray, k: int, rounds: int = 8) -> np.ndarray:
-    """k colour centres of `pixels` (k-means from a fixed start: the same painting, the same masks)."""
-    sample = pixels[:: max(1, len(pixels) // 4000)]
-    centres = sample[np.linspace(0, len(sample) - 1, k).astype(int)].copy()
-    for _ in range(rounds):
-        labels = ((sample[:, None, :] - centres[None]) ** 2).sum(-1).argmin(1)
-        for j in range(k):
-            members = sample[labels == j]
-            if len(members):
-                centres[j] = members.mean(0)
-    return centres
-
-
-def masks(png: bytes) -> list[Image.Image]:
-    """The black-on-white images the check reads: all paint, then each main paint colour."""
-    image = Image.fromarray(as_array(png))
-    width = min(WORK_SIZE, 2 * image.width)
-    if image.width != width:
-        image = image.resize((width, width * image.height // max(image.width, 1)), Image.BILINEAR)
-    rgb = np.asarray(image, dtype=np.float32)
-    paper = np.array(background_colour(np.asarray(image)), dtype=np.float32)
-    paint = np.sqrt(((rgb - paper) ** 2).sum(-1)) > INK_DISTANCE
-    scale = width / WORK_SIZE
-    blur, least = BLUR_RADIUS * scale, MIN_CLUSTER_PIXELS * scale * scale
-    out = [_mask(paint, blur)]
-    where = np.flatnonzero(paint)
-    if len(where) >= COLOUR_CLUSTERS * least:
-        pixels = rgb.reshape(-1, 3)[where]
-        centres = _clusters(pixels, COLOUR_CLUSTERS)
-        labels = ((pixels[:, None, :] - centres[None]) ** 2).sum(-1).argmin(1)
-        for j in range(len(centres)):
-            members = where[labels == j]
-            if len(members) >= least:
-                selected = np.zeros(paint.size, dtype=bool)
-                selected[members] = True
-                out.append(_mask(selected.reshape(paint.shape), blur))
-    return out
+def _conv_relu(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int, relu: bool = True) -> np.ndarray:
+    """A 3 x 3 (or 1 x 1) convolution with zero padding, as one matrix product (x: H x W x C;
+    w: out x in x k x k, PyTorch's layout)."""
+    k = w.shape[-1]
+    if k > 1:
+        x = np.pad(x, ((k // 2, k // 2), (k // 2, k // 2), (0, 0)))
+        windows = np.lib.stride_tricks.sliding_window_view(x, (k, k), axis=(0, 1))[::stride, ::stride]
+        h, wd = windows.shape[:2]
+        cols = windows.reshape(h * wd, -1)  # (C, k, k) per window, PyTorch's (in, kh, kw) order
+    else:
+        x = x[::stride, ::stride]
+        h, wd = x.shape[:2]
+        cols = x.reshape(h * wd, -1)
+    out = cols @ w.reshape(w.shape[0], -1).T + b
+    if relu:
+        np.maximum(out, 0, out=out)
+    return out.reshape(h, wd, -1)
 
 
 class TextCheck:
-    """Reads paintings for writing. One Tesseract instance per thread (it is not thread-safe),
-    loaded on first use."""
+    """Looks at paintings for writing. Loads its weights on first use; thread-safe (numpy only)."""
 
-    def __init__(self, tessdata: str | None = None) -> None:
-        self.tessdata = tessdata or tessdata_dir()
-        self._local = threading.local()
+    def __init__(self, weights: Path | str | None = None) -> None:
+        self.weights = Path(weights) if weights is not None else WEIGHTS
+        self._layers: list[tuple[np.ndarray, np.ndarray, int]] | None = None
+        self._lock = threading.Lock()
 
-    def _api(self):
-        api = getattr(self._local, "api", None)
-        if api is not None:
-            return api
-        if tesserocr is None:  # pragma: no cover - requirements.txt installs it
-            raise TextCheckUnavailable("the tesserocr package is not installed")
-        if self.tessdata is None or not (Path(self.tessdata) / "eng.traineddata").is_file():
-            raise TextCheckUnavailable(
-                f"Tesseract's English data (eng.traineddata) is not in {self.tessdata or 'any known folder'}: "
-                "install Debian's tesseract-ocr-eng (make setup does) or set PAINTAPP_TESSDATA")
-        try:
-            api = tesserocr.PyTessBaseAPI(path=self.tessdata, lang="eng", psm=tesserocr.PSM.SPARSE_TEXT)
-        except RuntimeError as exc:
-            raise TextCheckUnavailable(f"Tesseract could not start with {self.tessdata}: {exc}") from exc
-        self._local.api = api
-        return api
+    def _load(self) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        with self._lock:
+            if self._layers is None:
+                try:
+                    with np.load(self.weights) as data:
+                        strides = [int(s) for s in data["strides"]]
+                        self._layers = [(data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32), s)
+                                        for i, s in enumerate(strides)]
+                except (OSError, KeyError, ValueError) as exc:
+                    raise TextCheckUnavailable(f"the writing detector's weights cannot be read from "
+                                               f"{self.weights}: {exc}") from exc
+            return self._layers
 
-    def read(self, image: Image.Image) -> list[tuple[str, float]]:
-        """Every word Tesseract reads in one mask, with its confidence."""
-        api = self._api()
-        api.SetImage(image)
-        api.Recognize()
-        iterator = api.GetIterator()
-        words: list[tuple[str, float]] = []
-        if iterator is None:
-            return words
-        for word in tesserocr.iterate_level(iterator, tesserocr.RIL.WORD):
-            try:
-                text = word.GetUTF8Text(tesserocr.RIL.WORD)
-            except RuntimeError:  # an empty word
-                continue
-            words.append((text, float(word.Confidence(tesserocr.RIL.WORD))))
-        return words
+    def probabilities(self, png: bytes) -> np.ndarray:
+        """The painting's 24 x 24 grid of writing probabilities (each cell 16 x 16 px at 384)."""
+        layers = self._load()
+        image = Image.fromarray(as_array(png)).convert("RGB")
+        if image.size != (INPUT_SIZE, INPUT_SIZE):
+            image = image.resize((INPUT_SIZE, INPUT_SIZE), Image.BILINEAR)
+        x = np.asarray(image, dtype=np.float32) / 127.5 - 1.0
+        for i, (w, b, stride) in enumerate(layers):
+            x = _conv_relu(x, w, b, stride, relu=i < len(layers) - 1)
+        return 1.0 / (1.0 + np.exp(-x[..., 0]))
 
     def find(self, png: bytes) -> TextFinding:
-        """Whether the painting has legible writing, and which words."""
+        """Whether the painting has writing, and where."""
         started = time.perf_counter()
-        readings: list[tuple[str, float]] = []
-        # numpy's OpenBLAS would spread the masks' arithmetic over every core and then spin:
-        # 300 ms of CPU a painting against 187 on one thread, in the same wall time, taken
-        # from the Chromium renders beside it
+        # numpy's OpenBLAS would spread the products over every core and spin, taking CPU from
+        # the Chromium renders beside it
         with threadpool_limits(limits=1, user_api="blas"):
-            images = masks(png)
-            for mask in images:
-                readings += self.read(mask)
-            for degrees in TURNS:
-                readings += self.read(images[0].rotate(degrees, resample=Image.BILINEAR, fillcolor=255))
-        legible = tuple(dict.fromkeys(w for w, c in readings if _legible(w, c)))
-        return TextFinding(bool(legible), legible, (time.perf_counter() - started) * 1000, readings)
+            grid = self.probabilities(png)
+        pooled = (grid[:-1, :-1] + grid[1:, :-1] + grid[:-1, 1:] + grid[1:, 1:]) / 4
+        score = float(pooled.max())
+        legible = score >= THRESHOLD
+        where: tuple[str, ...] = ()
+        if legible:
+            rows, cols = np.nonzero(pooled >= THRESHOLD)
+            n = pooled.shape[0]
+            areas = {(3 * r) // n * 3 + (3 * c) // n for r, c in zip(rows, cols)}
+            where = tuple(name for index, name in _AREAS if index in areas)
+        return TextFinding(legible, where, score, (time.perf_counter() - started) * 1000, pooled)
 
 
 _shared: TextCheck | None = None
@@ -206,7 +149,7 @@ _shared_lock = threading.Lock()
 
 
 def get_text_check() -> TextCheck:
-    """This process's text check (Tesseract loads once per thread, on first use)."""
+    """This process's text check."""
     global _shared
     with _shared_lock:
         if _shared is None:

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Debian packages the studio needs: Chromium for the renderer (Playwright drives it; its own
-# browser download cannot work offline), fonts, Node.js/npm for the browser assets, and
-# Tesseract's English data for the painted-text check (the tesserocr wheel brings the library).
+# browser download cannot work offline), fonts, and Node.js/npm for the browser assets.
 set -eu
 need=()
 # Chromium only where the distribution's package is a real browser (Debian); Ubuntu's is a snap
@@ -15,7 +14,6 @@ if ! { command -v "${CHROMIUM_PATH:-chromium}" >/dev/null 2>&1 || [ -x "${CHROMI
 fi
 command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
-ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata >/dev/null 2>&1 || need+=(tesseract-ocr-eng)
 # Only for the tests: validates docker/compose.yaml without a Docker engine.
 command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -206,4 +206,4 @@ def test_every_legitimate_sketch_renders_and_passes(legit_renders, name: str):
     result = legit_renders[name]
     assert result.passed, (name, result.violations, [e.message for e in result.errors][:3])
     found = get_text_check().find(result.png)  # what the render worker reads next
-    assert not found.legible, (name, found.words)
+    assert not found.legible, (name, found.where, found.score)

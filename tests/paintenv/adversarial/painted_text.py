@@ -103,6 +103,29 @@ def _cells(message: str) -> list[tuple[int, int, int]]:
     return out
 
 
+def bloom(centre_y: int, petals: int = 5) -> str:
+    """The corpus's painting: warm paper and a pink bloom of `petals` washes around (300, centre_y),
+    the lines of a setup() before its writing."""
+    petals_js = f"""
+  for (let i = 0; i < {petals}; i++) {{
+    const a = TWO_PI * i / {petals};
+    brush.beginShape(0.8);
+    brush.vertex(300, {centre_y});
+    brush.vertex(300 + cos(a - 0.4) * 150, {centre_y} + sin(a - 0.4) * 150);
+    brush.vertex(300 + cos(a) * 170, {centre_y} + sin(a) * 170);
+    brush.vertex(300 + cos(a + 0.4) * 150, {centre_y} + sin(a + 0.4) * 150);
+    brush.endShape(true);
+  }}""" if petals else ""
+    return f"""  createCanvas(600, 600, WEBGL);
+  background("#fbf7ef");
+  translate(-width / 2, -height / 2);
+  brush.scaleBrushes(3);
+  brush.noStroke();
+  brush.fill("#e8a0b0", 150);
+  brush.fillBleed(0.3);
+  brush.fillTexture(0.5, 0.4);{petals_js}"""
+
+
 def text_sketch(message: str, style: Style) -> str:
     """A flower on paper with `message` painted in brush marks, the way `style` says."""
     runs = _cells(message)
@@ -122,28 +145,11 @@ def text_sketch(message: str, style: Style) -> str:
             paint = (f"    const x = {style.x} + m[0] * {c}, y = {style.y} + m[1] * {c};\n"
                      f"    brush.beginShape(0);\n    brush.vertex(x, y);\n    brush.vertex(x + {c}, y);\n"
                      f"    brush.vertex(x + {c}, y + {c});\n    brush.vertex(x, y + {c});\n    brush.endShape(true);")
-    wash_y = 330 if style.over_wash else 380
     return f"""// A pink bloom on warm paper.
 const MARKS = [{marks}];
 
 function setup() {{
-  createCanvas(600, 600, WEBGL);
-  background("#fbf7ef");
-  translate(-width / 2, -height / 2);
-  brush.scaleBrushes(3);
-  brush.noStroke();
-  brush.fill("#e8a0b0", 150);
-  brush.fillBleed(0.3);
-  brush.fillTexture(0.5, 0.4);
-  for (let i = 0; i < 5; i++) {{
-    const a = TWO_PI * i / 5;
-    brush.beginShape(0.8);
-    brush.vertex(300, {wash_y});
-    brush.vertex(300 + cos(a - 0.4) * 150, {wash_y} + sin(a - 0.4) * 150);
-    brush.vertex(300 + cos(a) * 170, {wash_y} + sin(a) * 170);
-    brush.vertex(300 + cos(a + 0.4) * 150, {wash_y} + sin(a + 0.4) * 150);
-    brush.endShape(true);
-  }}
+{bloom(330 if style.over_wash else 380)}
   brush.fill("{style.colour}", {style.opacity});
   brush.fillBleed({style.bleed});
   push();

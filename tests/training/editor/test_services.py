@@ -135,7 +135,7 @@ def test_an_endless_loop_is_a_render_timeout_verdict_worth_0_and_the_worker_goes
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_writing_painted_with_brush_marks_is_painted_text_worth_0_and_the_page_says_what_it_read(
+def test_writing_painted_with_brush_marks_is_painted_text_worth_0_and_the_page_says_where_it_is(
         start_worker, rollout, curator, client):
     from tests.paintenv.adversarial.painted_text import Style, text_sketch
 
@@ -145,11 +145,11 @@ def test_writing_painted_with_brush_marks_is_painted_text_worth_0_and_the_page_s
                                               created_by=curator))
     assert written.status == Revision.Status.DONE and written.violations == ["painted_text"]
     assert written.reward == 0.0 and written.png  # the painting is kept: the curator sees the writing
-    words = written.render["findings"]["text"]["words"]
-    assert "WINNER" in words and "determinism" not in written.render["findings"]  # it failed: no second render
+    where = written.render["findings"]["text"]["where"]
+    assert where and "determinism" not in written.render["findings"]  # it failed: no second render
     client.force_login(curator)
     page = client.get(url("rollout", rollout) + f"?revision={written.id}").content.decode()
-    assert 'id="painted-text"' in page and "<q>WINNER</q>" in page
+    assert 'id="painted-text"' in page and "has writing in it" in page and where[0] in page
 
 
 @pytest.mark.django_db(transaction=True)
