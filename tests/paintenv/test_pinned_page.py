@@ -19,15 +19,16 @@ from paintenv.gate import gate_source
 from paintenv.render_config import RendererConfig
 from paintenv.renderer import Renderer
 from tests.paintenv.adversarial.page_surface import CHURN_SKETCHES, SKETCH_ROOTS, history_dependent, readings
-from tests.paintenv.adversarial.probes import HIDINGS, PROBES, USES, cases, one_per_pair
+from tests.paintenv.adversarial.probes import HIDINGS, PROBES, USES, cases, one_per_pair, walk
 from tests.paintenv.adversarial.skeleton import assemble, skeleton
 from tests.support.rendering import render_many
 
 SIZE = 128
 TIMEOUT_S = 30
 SKELETON = skeleton()
-REFUSED = [c for c in one_per_pair() if not c.probe.pinned]
-PINNED = [c for c in one_per_pair() if c.probe.pinned]
+# painted: every probe, hiding and use once (the gate reads the whole cross product)
+REFUSED = walk(pinned=False)
+PINNED = walk(pinned=True)
 
 
 def with_canvas(call: str, prelude: str = "") -> str:

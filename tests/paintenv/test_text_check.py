@@ -69,7 +69,7 @@ def test_writing_in_any_script_angle_and_style_is_painted_text(renderer, case):
     if case.style in writing.WEAKEST and PAINTED_TEXT not in painting.violations:
         pytest.skip(f"{case.style}: counted by bench/painted_text.py (score {found['score']})")
     assert PAINTED_TEXT in painting.violations and not painting.passed, found
-    assert found["legible"] and found["score"] >= THRESHOLD and found["words"]  # where it is
+    assert found["legible"] and found["score"] >= THRESHOLD and found["where"]  # where it is
 
 
 @pytest.mark.slow
@@ -87,7 +87,7 @@ def test_legitimate_paintings_have_no_writing_and_the_check_says_how_far_they_ar
         painting = paint_source((GOOD_DIR / name).read_text(), renderer=renderer, seed=1, size=size)
         assert painting.passed, (name, painting.violations, painting.render.findings.get("text"))
         found = painting.render.findings["text"]
-        assert found["legible"] is False and found["words"] == [] and 0 <= found["score"] < THRESHOLD
+        assert found["legible"] is False and found["where"] == [] and 0 <= found["score"] < THRESHOLD
         assert painting.render.timings["text_check_ms"] > 0
 
 

@@ -144,6 +144,16 @@ def one_per_pair() -> list[ProbeCase]:
             for i, p in enumerate(PROBES) for j, h in enumerate(HIDINGS)]
 
 
+def walk(*, pinned: bool) -> list[ProbeCase]:
+    """The refused (or the pinned) probes in as few cases as cover every such probe, every
+    hiding and every use once: what the tests paint (one_per_pair is the bench's measure)."""
+    probes = [p for p in PROBES if p.pinned == pinned]
+    hidings, uses = list(HIDINGS), list(USES)
+    picked = [(probes[k % len(probes)], hidings[k % len(hidings)], uses[k % len(uses)])
+              for k in range(max(len(probes), len(hidings), len(uses)))]
+    return [ProbeCase(f"{p.name}/{h}/{u}", p, h, u, probe_sketch(p, h, u)) for p, h, u in picked]
+
+
 if __name__ == "__main__":
     all_cases = cases()
     print(f"{len(PROBES)} probes x {len(HIDINGS)} hidings x {len(USES)} uses = {len(all_cases)} sketches; "

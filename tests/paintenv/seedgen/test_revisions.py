@@ -143,8 +143,8 @@ class _Remembering:
     def __init__(self, renderer):
         self.renderer, self.renders = renderer, {}
 
-    def render(self, code: str, *, seed: int = 0, size: int = RENDER_SIZE):
-        key = (code, seed, size)
+    def render(self, code: str, *, seed: int = 0, size: int = RENDER_SIZE, twin: bool = False):
+        key = (code, seed, size, twin)
         if key not in self.renders:
-            self.renders[key] = self.renderer.render(code, seed=seed, size=size)
+            self.renders[key] = self.renderer.render(code, seed=seed, size=size, twin=twin)
         return self.renders[key]
