@@ -10,8 +10,9 @@ coverage costs per render.
 * legit: the good corpus, the legit adversarial set, seed sketches and demo-pool items:
   length score before → after (static rules over all of them, rendered for a sample):
   median and worst change.
-* cost: Chromium's CPU seconds per render of bench/sketches/typical.js with coverage and
-  without (alternating), and the CPU of turning coverage into tokens.
+* cost: Chromium's CPU seconds per render of bench/sketches/typical.js with the coverage
+  markers and without (alternating), and the Python CPU of placing the markers and turning
+  what ran into tokens.
 
 Figures only, never asserts. A shared 2-core machine is noisy: compare rows of one run.
 """
@@ -106,27 +107,27 @@ def _summary(label: str, changes: list[tuple[float, str]]) -> None:
 
 def cost(r: Renderer, quick: bool) -> None:
     code = (REPO / "bench" / "sketches" / "typical.js").read_text()
-    on_start, on_take = render_worker.start_coverage, render_worker.take_coverage
-    cpu: dict[str, list[float]] = {"with coverage": [], "without": []}
+    marked = render_worker.instrument
+    cpu: dict[str, list[float]] = {"with markers": [], "without": []}
     for i in range(4 if quick else 16):
-        mode = "with coverage" if i % 2 else "without"
+        mode = "with markers" if i % 2 else "without"
         if mode == "without":
-            render_worker.start_coverage = lambda cdp: None  # type: ignore[assignment]
-            render_worker.take_coverage = lambda *a: None  # type: ignore[assignment]
+            render_worker.instrument = lambda code: None  # type: ignore[assignment]
         time.sleep(1.0)  # the pre-warm lands before the count starts
         c0 = chromium_cpu_seconds(r)
         result = r.render(code, seed=i, size=SIZE)
         time.sleep(0.3)
         cpu[mode].append(chromium_cpu_seconds(r) - c0)
-        render_worker.start_coverage, render_worker.take_coverage = on_start, on_take
+        render_worker.instrument = marked
         progress(f"{mode}: {cpu[mode][-1]:.2f} s CPU, timings {result.timings}")
-        if mode == "with coverage":
+        if mode == "with markers":
             t = time.process_time()
+            render_worker.instrument(code)
             _painting_chars.cache_clear()
             painting_tokens(code, result.executed)
-            cpu.setdefault("tokens (Python)", []).append(time.process_time() - t)
+            cpu.setdefault("markers and tokens (Python)", []).append(time.process_time() - t)
     for mode, values in cpu.items():
-        print(f"{mode:16s} CPU s per render: median {statistics.median(values):.3f} "
+        print(f"{mode:28s} CPU s per render: median {statistics.median(values):.3f} "
               f"(min {min(values):.3f}, max {max(values):.3f}, n={len(values)})")
 
 

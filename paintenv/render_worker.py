@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from queue import Queue
 from typing import Any
@@ -24,7 +24,7 @@ from paintenv.browser_process import (
     kill_browser_tree,
     kill_driver,
 )
-from paintenv.coverage import start_coverage, take_coverage
+from paintenv.coverage import instrument
 from paintenv.render_config import (
     REFERENCE_SIZE,
     SETUP_BUDGET_S,
@@ -33,7 +33,6 @@ from paintenv.render_config import (
     density_for,
 )
 from paintenv.render_page import (
-    ORIGIN,
     SKETCH_PATH,
     PageSlot,
     ShadowStubs,
@@ -251,11 +250,12 @@ class RenderWorker:
             timings["load_ms"] = round(slot.loaded_ms, 1)
             timings["prewarmed"] = 1.0 if slot.prewarmed else 0.0
             t_cov = time.perf_counter()
-            start_coverage(slot.cdp)  # which of the sketch's code runs: the length part counts only that
-            timings["coverage_ms"] = (time.perf_counter() - t_cov) * 1000
+            # which of the sketch's code runs: the length part counts only that
+            marked = instrument(job.code)
+            timings["coverage_ms"] = round((time.perf_counter() - t_cov) * 1000, 1)
             t_run = time.perf_counter()
             shadows = (self.stubs.names or []) if self.config.shadow_globals else []
-            slot.code = compose_module(job.code, shadows)
+            slot.code = compose_module(marked.code if marked else job.code, shadows, marked.name if marked else None)
             self.renders_in_browser += 1
             # The sketch's clock starts now: launching Chromium and loading the libraries
             # are the infrastructure's time, not the sketch's.
@@ -271,6 +271,7 @@ class RenderWorker:
                     "drawFrames": self.config.draw_frames,
                     "sketchUrl": SKETCH_PATH,
                     "churn": job.twin,
+                    "markers": marked.markers if marked else 0,
                 },
                 timeout=remaining_ms(job.run_deadline),
             )
@@ -281,9 +282,9 @@ class RenderWorker:
             timings["capture_ms"] = round((time.perf_counter() - t_read) * 1000, 1)
             result = render_from_reading(reading, size=job.size, seed=job.seed,
                                          max_pixels=self.config.max_pixels, timings=timings)
-            t_cov = time.perf_counter()
-            result.executed = take_coverage(slot.cdp, ORIGIN + SKETCH_PATH, slot.code, job.code)
-            timings["coverage_ms"] = round(timings["coverage_ms"] + (time.perf_counter() - t_cov) * 1000, 1)
+            if marked is not None:
+                result.executed = marked.executed((reading.result or {}).get("ran"))
+                result.errors = [replace(e, col=marked.original_column(e.line, e.col)) for e in result.errors]
             ok = True
             status = (reading.result or {}).get("status")
             if status == "error" and reading.png is None and not webgl_available(slot.cdp, slot.reader_world):

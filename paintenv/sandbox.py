@@ -17,6 +17,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from paintenv.coverage import MARKER_CLAIM
 from paintenv.gate_rules import CANVAS_RESIZERS
 from paintenv.sketch_api import SKETCH_API
 
@@ -71,15 +72,15 @@ def shadows_module(names: list[str]) -> str:
         "delete globalThis.__paintShadowKit;",
         "const kit = take();",
         "const deny = kit.deny;",
-        "const s_export = kit.receive, s_brush = kit.brush;",
-        f"export {{ s_export as {EXPORT_NAME}, s_brush as brush }};",
+        "const s_export = kit.receive, s_brush = kit.brush, s_claim = kit.claimRan;",
+        f"export {{ s_export as {EXPORT_NAME}, s_brush as brush, s_claim as {MARKER_CLAIM} }};",
     ]
     for i, name in enumerate(names):
         lines.append(f"const s{i} = deny({json.dumps(name)}); export {{ s{i} as {name} }};")
     return "\n".join(lines) + "\n"
 
 
-def compose_module(code: str, shadow_names: list[str]) -> str:
+def compose_module(code: str, shadow_names: list[str], marker: str | None = None) -> str:
     """The sketch as the page runs it. Line 1 imports a stub for EVERY shadowed name and
     opens a function; the sketch follows verbatim as that function's body, so its own
     top-level declarations legally shadow the stubs (no parser of ours has to guess
@@ -87,9 +88,12 @@ def compose_module(code: str, shadow_names: list[str]) -> str:
     function. A sketch that closes our function early gains nothing: outside it, the
     same stubs are in scope, and any declaration of its own there clashes with an import,
     so the module does not parse and nothing runs.
+    `marker`: the name an instrumented sketch calls its markers by (coverage.instrument),
+    bound on line 1 to the harness's marker function, which only the first claim gets.
     """
-    imports = ", ".join([EXPORT_NAME, "brush", *shadow_names])
-    head = "import { " + imports + " } from \"/shadows.js\"; (function () {\n"
+    imports = ", ".join([EXPORT_NAME, "brush", MARKER_CLAIM, *shadow_names])
+    claim = f"const {marker} = {MARKER_CLAIM}(); " if marker else ""
+    head = "import { " + imports + " } from \"/shadows.js\"; " + claim + "(function () {\n"
     tail = (f"\n;{EXPORT_NAME}(typeof setup === \"function\" ? setup : undefined, "
             "typeof draw === \"function\" ? draw : undefined);\n})();\n")
     return head + code + tail

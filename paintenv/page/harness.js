@@ -414,6 +414,16 @@
   // /shadows.js takes this kit (once) when prepare() loads it, before any sketch code
   // runs: the stubs, the sandbox brush, and the door the module's last line uses to hand
   // over setup and draw.
+  // Which of the sketch's markers ran: one flag a marker, sized by run() before the sketch
+  // loads. The sketch's module holds ran() only under a name the sketch cannot write.
+  let ranFlags = new Uint8Array(0);
+  let ranClaimed = false;
+  function ranString() {
+    let out = "";
+    for (let i = 0; i < ranFlags.length; i++) out += ranFlags[i] ? "1" : "0";
+    return out;
+  }
+
   function shadowKit() {
     let taken = false;
     return function take() {
@@ -422,6 +432,14 @@
       return freeze({
         deny: denial,
         brush: sandboxBrush,
+        // The markers' function (paintenv/coverage.py), once: the sketch module's first line
+        // claims it before any sketch code runs, so a sketch that reaches /shadows.js's
+        // exports (a dynamic import) gets null, not a way to mark code that never ran.
+        claimRan: function claimRan() {
+          if (ranClaimed) return null;
+          ranClaimed = true;
+          return function ran(k) { ranFlags[k] = 1; }; // out of range: ignored by the typed array
+        },
         receive: function receive(setup, draw) {
           if (state.exported) return;
           state.exported = true;
@@ -492,6 +510,7 @@
     cfg.maxGraphicsPixels = options.maxGraphicsPixels | 0;
     cfg.drawFrames = Math.max(1, options.drawFrames | 0);
     I.reseed(cfg.seed);
+    ranFlags = new Uint8Array(Math.max(0, Math.min(options.markers | 0, 65536)));
     if (cfg.api === null) {
       recordMessage("The render page was not prepared.");
       finish("error");
@@ -568,7 +587,8 @@
       ",\"frames\":" + number(state.frames) + ",\"flushed\":" + (flushed ? "true" : "false") +
       ",\"canvasWidth\":" + number(state.canvasWidth) + ",\"canvasHeight\":" + number(state.canvasHeight) +
       ",\"denied\":" + counts(denied) + ",\"brush\":" + counts(brushCalls) + ",\"errors\":" + errorList() +
-      ",\"marks\":" + counts(marks) + ",\"csp\":" + stringList(I.cspViolations) + "}";
+      ",\"marks\":" + counts(marks) + ",\"csp\":" + stringList(I.cspViolations) +
+      ",\"ran\":\"" + ranString() + "\"}";
     return true;
   }
   function result() { return resultString; }

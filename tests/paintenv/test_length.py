@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from paintenv.coverage import executed_ranges
 from paintenv.length import (
     DATA_CAP,
     MAX_TOKEN_CHARS,
@@ -136,25 +135,6 @@ def test_a_name_read_only_in_code_that_never_ran_is_unread():
     code = "const T = [1, 2, 3];\nfunction never() { brush.circle(T[0], 1, 1); }\n" + "let x = 1;\n" + PAINT
     ran = [(0, code.index("function")), (code.index("let x"), len(code))]
     assert painting_chars(code, ran) == painting_chars("let x = 1;\n" + PAINT)
-
-
-def test_executed_ranges_in_a_sketch_with_wide_characters_map_to_its_characters():
-    code = 'brush.fill("🌸", 1);\nfunction dead() { brush.circle(1, 2, 3); }\n'
-    head = "import x;\n"
-    module = head + code + "\nend();\n"
-    # V8 counts UTF-16 units: the flower is two of them
-    dead_at = len(head) + code.index("function") + 1
-    ranges = [(0, len(module) + 1, 1), (dead_at, dead_at + len("function dead() { brush.circle(1, 2, 3); }"), 0)]
-    ran = executed_ranges(ranges, module, len(head), len(code))
-    assert ran == [(0, code.index("function")), (len(code) - 1, len(code))]
-    assert painting_chars(code, ran) == code_chars('brush.fill("🌸", 1);')
-
-
-def test_innermost_coverage_ranges_decide_what_ran():
-    module = "0123456789"
-    ranges = [(0, 10, 1), (2, 8, 0), (4, 6, 3)]
-    assert executed_ranges(ranges, module, 0, 10) == [(0, 2), (4, 6), (8, 10)]
-    assert executed_ranges(ranges, module, 3, 5) == [(1, 3)]
 
 
 @pytest.mark.parametrize("kind", STATIC_KINDS)
