@@ -5,7 +5,7 @@ from __future__ import annotations
 import grimp
 import pytest
 
-PACKAGES = ["paintenv", "paintapp", "painting", "curation", "training", "system", "demo"]
+PACKAGES = ["paintenv", "paintapp", "painting", "curation", "training", "serving", "system", "demo"]
 
 
 def circles(package: str) -> list[tuple[str, str]]:
