@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paintenv.reward import Recipe
-from paintenv.sandbox import BLANK_CANVAS, RENDER_TIMEOUT, RUNTIME_CODES
+from training.failures import failure_label
 from training.grpo.checkpoints import checkpoint_step
 from training.models import Revision, Rollout
 
@@ -13,22 +13,6 @@ PARTS = ("gate", "length", "judge", "quality")
 # The recipe's "gate" part is 1 only when the sketch passed the static gate AND rendered
 # cleanly, so its row must not blame the gate for a render that failed.
 PART_LABELS = {"gate": "gate + render"}
-
-
-def failure_stage(violations: list[str]) -> str:
-    """Where a painting that did not pass failed: "gate" when the static gate found something
-    (the first stage), else "render" (the verdict codes of the render itself)."""
-    return "gate" if any(code not in RUNTIME_CODES for code in violations or []) else "render"
-
-
-def failure_label(violations: list[str]) -> str:
-    """A failed painting in two words; a blank canvas only when nothing else went wrong (an
-    error that stopped the sketch leaves a blank canvas too)."""
-    if RENDER_TIMEOUT in violations:
-        return "Timed out"
-    if failure_stage(violations) == "gate":
-        return "Gate failed"
-    return "Blank painting" if set(violations) == {BLANK_CANVAS} else "Render failed"
 
 
 def revision_status(revision: Revision) -> dict:

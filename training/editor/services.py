@@ -47,8 +47,8 @@ from paintenv.sandbox import BLANK_CANVAS
 from painting import fanout
 from painting.pipeline import length_tokens, reward_of
 from painting.results import RenderResult, ScoreResult
-from training.editor.presenters import failure_stage
 from training.editor.selectors import rollout_recipe, rollout_render_settings
+from training.failures import failure_stage
 from training.models import Revision, Rollout
 from training.stored_turns import revision_chat
 

@@ -21,6 +21,7 @@ from paintapp.lib.storage import stored_png_response
 from paintenv.gate import MAX_SOURCE_CHARS
 from training import selectors as training_selectors
 from training.editor import presenters, preview, selectors, services
+from training.failures import failure_label
 from training.models import Revision, Rollout
 
 TEMPLATE = "training/rollout.html"
@@ -105,7 +106,7 @@ def _page_context(request, rollout: Rollout, revision: Revision | None) -> dict:
         "references": selectors.reference_verdicts(rollout, revision),
         "promoted": selectors.promoted_reference(rollout),
         "promotion_refusal": services.promotion_refusal(rollout),
-        "original_failure": presenters.failure_label(rollout.violations) if not rollout.passed else "",
+        "original_failure": failure_label(rollout.violations) if not rollout.passed else "",
         "chain": training_selectors.rollout_chain(rollout),
         "editor_config": {
             "rolloutId": rollout.id,
