@@ -17,7 +17,7 @@ from paintenv.reward import Recipe
 from serving.models import EnvToken
 from serving.selectors import secret_hash
 from training import metrics as keys
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.grpo.rewarding import painted_fields, step_metrics
 from training.grpo.turns import TurnOutcome, rollout_reward
 from training.models import Rollout, RolloutTurn, Run, Step

@@ -25,7 +25,7 @@ from paintenv.feedback import revision_messages
 from paintenv.prompts import build_messages, make_subject
 from paintenv.reward import Recipe
 from painting.pipeline import Batch, Executor, JudgedSketch, PaintJob, paint_batch, render_seed
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.grpo.feedback_images import PaintingEncoder, painting_encoder, stacked
 from training.grpo.model_loading import text_tokenizer
 from training.grpo.turns import painting_png, turn_feedback

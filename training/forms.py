@@ -1,7 +1,7 @@
 """The launch form (GRPO or SFT runs; GRPO from an SFT run's adapter): the recipe presets and the
 published defaults pre-filled; and the SFT dataset builder's form.
 
-The hyper-parameter fields are built from RunArguments' declarations (training/grpo/config.py):
+The hyper-parameter fields are built from RunArguments' declarations (training/arguments.py):
 their widgets, bounds, choices, labels, help text and the run kinds they are for are not
 repeated here.
 """
@@ -12,7 +12,7 @@ from django import forms
 from curation.models import Pool
 from paintenv.prompts import SUBJECTS
 from painting.selectors import default_recipe_name
-from training.grpo.config import GRPO, SFT, ArgumentSpec, argument_specs
+from training.arguments import GRPO, SFT, ArgumentSpec, argument_specs
 from training.models import Run, SftDataset
 from training.presets import preset_choices
 from training.sft.dataset import SftSources

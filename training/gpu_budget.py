@@ -27,7 +27,7 @@ from huggingface_hub import snapshot_download
 from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
 
 from paintenv.reward import Recipe
-from training.grpo.config import GRPO, RunArguments
+from training.arguments import GRPO, RunArguments
 from training.memory import GIB, ModelShape, parameters_on_disk, run_budget, weight_files
 from training.presets import preset_for
 

@@ -30,9 +30,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from paintapp.lib.db import outlasting_restarts
+from training.arguments import RunArguments, batch_layout
 from training.grpo import checkpoint_store
 from training.grpo.checkpoints import checkpoint_step, discard_incomplete, last_checkpoint
-from training.grpo.config import RunArguments, batch_layout
 from training.grpo.launching import ProcessesFailed, train_in_processes
 from training.grpo.pausing import WorkersMissing, run_pause
 from training.grpo.trainer import Outcome, train_steps

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from training.grpo.config import SFT, VLLM_BACKENDS, RunArguments
+from training.arguments import SFT, VLLM_BACKENDS, RunArguments
 
 GIB = 1024**3
 BF16 = 2

@@ -64,7 +64,7 @@ def turn_reward(turn: int) -> str:
     return f"{TURN_REWARD_PREFIX}{turn}"
 
 
-TURN_REWARDS = tuple(turn_reward(t) for t in (1, 2, 3))  # MAX_TURNS of training/grpo/config.py
+TURN_REWARDS = tuple(turn_reward(t) for t in (1, 2, 3))  # MAX_TURNS of training/arguments.py
 
 
 # The run page's charts (static/js/curves.js draws them; the endpoint serves their keys).

@@ -10,7 +10,7 @@ from django.db.models.signals import post_delete
 
 from paintapp.lib.exports import ExportJob, delete_export_file
 from paintenv.extraction import is_keep_reply
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 
 # The folder, in a run's output_dir, where the trainer saves the final adapter.
 ADAPTER_DIR = "adapter"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.memory import GIB, ModelShape, run_budget
 
 __all__ = ["GIB", "H200_MIB", "ModelPreset", "preset_choices", "preset_for", "preset_named", "presets"]

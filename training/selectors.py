@@ -13,9 +13,9 @@ from django.db import connection
 from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 
 from training import metrics as keys
+from training.arguments import RunArguments
 from training.failures import failure_label
 from training.grpo.checkpoints import checkpoint_step, last_checkpoint
-from training.grpo.config import RunArguments
 from training.models import Revision, Rollout, RolloutTurn, Run, SftDataset, Step
 
 

@@ -26,8 +26,8 @@ from painting.pipeline import stage_queues
 from painting.probing import recipe_probe
 from painting.selectors import UnknownRecipe, recipe_get
 from training import gpu_budget
+from training.arguments import GRPO, SFT, VLLM_BACKENDS, RunArguments
 from training.grpo.backends import auto_candidates
-from training.grpo.config import GRPO, SFT, VLLM_BACKENDS, RunArguments
 from training.grpo.tracking import tracking_problem
 from training.models import Rollout, Run, SftDataset
 from training.selectors import RunDeletion, measured_generation, resume_redo, run_deletion

@@ -19,7 +19,7 @@ from painting.services import recipe_save
 from tests.serving.conftest import bearer
 from tests.support.processes import free_port, run_coroutine
 from tests.support.runs import wait_for
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.models import Rollout, RolloutTurn, Run, Step
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

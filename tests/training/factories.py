@@ -20,8 +20,8 @@ from paintenv.paint import Painting
 from paintenv.reward import PRESETS
 from tests.curation.factories import png_bytes
 from training import metrics as keys
+from training.arguments import RunArguments
 from training.grpo.checkpoints import seal
-from training.grpo.config import RunArguments
 from training.grpo.turns import rollout_reward
 from training.models import Revision, Rollout, RolloutTurn, Run, Step
 

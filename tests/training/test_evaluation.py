@@ -28,8 +28,8 @@ def test_it_samples_through_a_processors_tokenizer_in_batches_of_at_most_g_left_
     from transformers import AutoImageProcessor, AutoTokenizer, LlavaProcessor
     from trl.trainer.utils import create_model_from_path
 
+    from training.arguments import RunArguments
     from training.evaluation import sample_replies
-    from training.grpo.config import RunArguments
 
     # A real transformers processor around the checkpoint's tokenizer and image processor
     # (Qwen3.5's own needs torchvision for its video half, which the CPU machines lack).
@@ -65,7 +65,7 @@ def test_a_run_with_revision_turns_is_evaluated_on_its_final_sketches_after_the_
     from paintenv.reward import PRESETS
     from painting.pipeline import InProcess
     from training import evaluation
-    from training.grpo.config import RunArguments
+    from training.arguments import RunArguments
 
     settings.MEDIA_ROOT = tmp_path / "media"
     run = make_run(make_pool(curator), steps=0, generations=2)
@@ -120,7 +120,7 @@ def test_a_sample_that_answers_keep_keeps_its_painting_and_only_the_sketches_sti
     from paintenv.reward import PRESETS
     from painting.pipeline import InProcess
     from training import evaluation
-    from training.grpo.config import RunArguments
+    from training.arguments import RunArguments
 
     settings.MEDIA_ROOT = tmp_path / "media"
     run = make_run(make_pool(curator), steps=0, generations=2)

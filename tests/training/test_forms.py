@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from django import forms
 
+from training.arguments import GENERATION_BACKENDS, LOSS_TYPES, RENDER_SIZES, argument_specs
 from training.forms import LaunchForm
-from training.grpo.config import GENERATION_BACKENDS, LOSS_TYPES, RENDER_SIZES, argument_specs
 
 pytestmark = pytest.mark.django_db
 

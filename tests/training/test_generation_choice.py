@@ -9,7 +9,7 @@ import pytest
 from tests.curation.factories import make_pool
 from tests.training.factories import make_measured_run as measured_run
 from training import selectors, services
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.models import Run
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ import pytest
 
 from paintenv.reward import PRESETS
 from training import gpu_budget
+from training.arguments import RunArguments
 from training.gpu_budget import BudgetRefused, check
-from training.grpo.config import RunArguments
 from training.presets import QWEN3_4B_CONFIG
 
 H200_MIB = 143_771  # nvidia-smi's memory.total of one H200

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from training import presets as presets_module
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.memory import GIB, run_budget
 from training.presets import H200_MIB, preset_choices, preset_for, preset_named, presets
 

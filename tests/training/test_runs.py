@@ -326,7 +326,7 @@ def test_the_train_command_with_like_launches_a_copy_of_a_run_with_its_stored_re
 
 
 def test_the_train_commands_help_lists_every_hyper_parameter_with_its_default_and_bounds():
-    from training.grpo.config import argument_specs
+    from training.arguments import argument_specs
     from training.management.commands.train import Command
 
     text = Command().create_parser("manage.py", "train").format_help()

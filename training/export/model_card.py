@@ -13,7 +13,7 @@ from pathlib import Path
 
 from huggingface_hub import ModelCard, ModelCardData
 
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.grpo.model_loading import architecture
 from training.models import Run, Step
 from training.stats import format_number, run_thirds

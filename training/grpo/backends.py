@@ -13,7 +13,7 @@ read it; the trainer's folding and compiled decoding are in training/grpo/genera
 """
 from __future__ import annotations
 
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.memory import sequence_tokens
 
 CB_PAGE_TOKENS = 256  # transformers' default page size; the static cache's length is rounded up to it too

@@ -8,7 +8,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass
 
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.grpo.model_loading import EXPERT_PARAMETERS
 
 log = logging.getLogger(__name__)

@@ -26,9 +26,9 @@ from django.db import DatabaseError, close_old_connections
 
 from paintapp.lib.db import outlasting_restarts
 from paintenv.prompts import build_messages, make_subject
+from training.arguments import RunArguments
 from training.grpo import lora_reach, private_api, together
 from training.grpo.backends import FOLDING_BACKENDS, auto_candidates
-from training.grpo.config import RunArguments
 from training.grpo.feedback_images import painting_encoder
 from training.grpo.lora_reach import lora_config
 from training.grpo.model_loading import load_processing_class

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from training.arguments import RunArguments, batch_layout
 from training.grpo.backends import trl_generation_arguments
-from training.grpo.config import RunArguments, batch_layout
 
 
 def grpo_config_of(args: RunArguments, *, output_dir: str, seed: int, processes: int = 1, model_given: bool = False,

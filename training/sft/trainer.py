@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from dataclasses import fields
 
+from training.arguments import SFT, RunArguments, batch_layout
 from training.grpo import lora_reach
-from training.grpo.config import SFT, RunArguments, batch_layout
 from training.grpo.lora_reach import lora_config
 from training.grpo.model_loading import load_processing_class, text_tokenizer
 from training.grpo.tracking import grpo_tracking_arguments

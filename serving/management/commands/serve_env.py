@@ -15,7 +15,7 @@ from painting.selectors import UnknownRecipe, recipe_get
 from serving.asgi import build_app
 from serving.environment import Served
 from serving.models import EnvToken
-from training.grpo.config import MAX_TURNS, RENDER_SIZES
+from training.arguments import MAX_TURNS, RENDER_SIZES
 
 
 class Command(BaseCommand):

@@ -25,12 +25,12 @@ from tests.training.factories import (
     trained_adapter,
     write_checkpoint,
 )
+from training.arguments import RunArguments
 from training.editor import presenters, services
 from training.editor.model_revision import latest_adapter, revision_write
 from training.evaluation import sample_chats
 from training.grpo import model_loading
 from training.grpo.checkpoints import seal
-from training.grpo.config import RunArguments
 from training.grpo.feedback_images import painting_encoder
 from training.grpo.model_loading import load_processing_class
 from training.models import Revision, Rollout, Run

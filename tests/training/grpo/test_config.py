@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from training.grpo.config import (
+from training.arguments import (
     GENERATION_BACKENDS,
     LOSS_TYPES,
     RENDER_SIZES,
@@ -247,7 +247,7 @@ def test_auto_prefers_what_was_measured_fastest_on_the_box_then_vllm_then_compil
     ({"num_generations": 6, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 3}, 2, (3, 1)),
 ])
 def test_a_steps_completions_are_shared_equally_by_the_processes(arguments, processes, layout):
-    from training.grpo.config import batch_layout
+    from training.arguments import batch_layout
 
     shared = batch_layout(RunArguments(**arguments), processes)
     assert (shared.per_device_train_batch_size, shared.gradient_accumulation_steps) == layout

@@ -9,7 +9,7 @@ import tempfile
 import pytest
 import torch
 
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.grpo.generation import FoldedWeights, StudioGRPOTrainer, foldable_layers
 from training.grpo.lora_reach import lora_config
 from training.grpo.trl_config import grpo_config_of

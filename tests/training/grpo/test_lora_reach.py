@@ -6,7 +6,7 @@ import logging
 import pytest
 
 from tests.training.grpo.test_trainer import adapted
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.grpo.lora_reach import family, lora_reach, report
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,7 @@ from painting.pipeline import InProcess
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST
 from tests.training.factories import BARE_RECT, GOOD
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.grpo.rewarding import PaintingReward
 from training.models import Rollout, Run
 

@@ -13,7 +13,7 @@ from django.urls import reverse
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST, MECHANICS, wait_until_ended
 from training import services
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.grpo.tracking import TRACKING_PROJECT, backends, tracking_name, tracking_problem
 from training.models import Run
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.grpo.model_loading import EXPERT_PARAMETERS
 from training.grpo.trainer import lora_config
 

@@ -13,7 +13,7 @@ from tests.curation.factories import make_pool
 from tests.support.runs import FAST
 from tests.training.factories import BARE_RECT, GOOD
 from training import metrics as keys
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.grpo.feedback_images import FEEDBACK_IMAGES
 from training.grpo.rewarding import PaintingReward, revision_metrics
 from training.grpo.trainer import build_trainer, training_dataset

@@ -20,7 +20,7 @@ from painting.pipeline import InProcess
 from tests.curation.factories import make_pool
 from tests.support.runs import FAST
 from tests.training.factories import BARE_RECT, FIXED_RECT, GOOD
-from training.grpo.config import RunArguments
+from training.arguments import RunArguments
 from training.grpo.feedback_images import FEEDBACK_IMAGES
 from training.grpo.revision_trainer import RevisionGRPOTrainer
 from training.grpo.trainer import build_trainer, training_dataset

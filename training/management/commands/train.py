@@ -12,7 +12,7 @@ from curation.selectors import pool_get
 from paintenv.reward import LENGTH_THRESHOLDS
 from painting.selectors import default_recipe_name
 from training import services
-from training.grpo.config import RunArguments, argument_spec, argument_specs
+from training.arguments import RunArguments, argument_spec, argument_specs
 from training.management.follow import ending, follow_run
 from training.models import Run, SftDataset
 from training.selectors import sft_dataset_get
