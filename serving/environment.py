@@ -41,8 +41,8 @@ from paintenv.reward import Recipe
 from painting.pipeline import JudgedSketch, PaintJob, Workers, paint_batch, render_png, render_seed
 from serving import services
 from serving.context import current_token
-from training.grpo.turns import TurnOutcome, turn_feedback
 from training.models import Run
+from training.recording import TurnOutcome, turn_feedback
 
 MAX_REFERENCES = 16
 MAX_SUBJECT_CHARS = 200

@@ -18,9 +18,8 @@ from serving.models import EnvToken
 from serving.selectors import secret_hash
 from training import metrics as keys
 from training.arguments import RunArguments
-from training.grpo.rewarding import painted_fields, step_metrics
-from training.grpo.turns import TurnOutcome, rollout_reward
 from training.models import Rollout, RolloutTurn, Run, Step
+from training.recording import TurnOutcome, painted_fields, rollout_reward, step_metrics
 
 SECRET_PREFIX = "pwc_"
 # A trainer elsewhere times its own generation and update; these figures of ours would only

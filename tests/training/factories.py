@@ -22,8 +22,8 @@ from tests.curation.factories import png_bytes
 from training import metrics as keys
 from training.arguments import RunArguments
 from training.grpo.checkpoints import seal
-from training.grpo.turns import rollout_reward
 from training.models import Revision, Rollout, RolloutTurn, Run, Step
+from training.recording import rollout_reward
 
 CORPUS = Path(__file__).resolve().parents[1] / "paintenv" / "corpus"
 GOOD = (CORPUS / "good" / "hibiscus.js").read_text()  # a complete sketch that passes the gate

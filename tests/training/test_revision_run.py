@@ -7,8 +7,8 @@ from tests.curation.factories import make_pool
 from tests.support.runs import FAST, wait_until_ended
 from training import metrics as keys
 from training import services
-from training.grpo.turns import rollout_reward
 from training.models import Rollout, RolloutTurn, Step
+from training.recording import rollout_reward
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -1,4 +1,5 @@
-"""The GRPO reward function: gate in-process, render and score on the workers, store, combine.
+"""The GRPO reward function: gate in-process, render and score on the workers, combine; what
+the judged sketches become (rows, metrics) is training/recording.py's.
 
 TRL calls `PaintingReward` once per generation batch with every completion. Anything that
 goes wrong with infrastructure becomes a None reward for the rollouts it touched, and is
@@ -13,27 +14,30 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from dataclasses import dataclass, field
-from statistics import fmean, pstdev
 from typing import Any
 
 from django.conf import settings
-from django.core.files.storage import default_storage
-from django.db import transaction
 
 from curation.selectors import group_references
 from paintapp.lib.db import outlasting_restarts
 from paintapp.lib.workers import answering_queues
 from paintenv.extraction import reply_text
-from paintenv.features import cached_image_features, mean_pairwise_distance
 from paintenv.reward import Recipe
 from painting.pipeline import Batch, Executor, JudgedSketch, PaintJob, paint_batch, render_seed, stage_queues
 from training import metrics as keys
 from training.grpo import together
 from training.grpo.pausing import WorkersMissing
-from training.grpo.turns import REVISION_CHAIN, TurnOutcome, rollout_reward
-from training.models import Rollout, RolloutTurn, Run
+from training.grpo.turns import REVISION_CHAIN
+from training.models import Run
+from training.recording import (
+    revision_metrics,
+    rollout_reward,
+    rollout_rows,
+    step_metrics,
+    store_failed_rollouts,
+    store_rollouts,
+)
 
 log = logging.getLogger(__name__)
 WORKER_POLL_S = 2.0  # between two asks of which queues answer, while a lost step waits
@@ -135,7 +139,12 @@ class PaintingReward:
             rewards = [None] * len(completions)
             record = StepRecord(step=step, rollouts=len(completions), metrics={
                 keys.NONE_COUNT: float(len(completions)), keys.REWARD_ERROR: 1.0})
-            self._store_failure(step, prompts, completions, kwargs.get("subject"), f"reward function error: {exc}")
+            subjects = kwargs.get("subject")
+            store_failed_rollouts(
+                self.run, step, prompts=[prompt_text(p) for p in prompts],
+                subjects=list(subjects) if subjects is not None else [prompt_text(p) for p in prompts],
+                replies=[completion_text(c) for c in completions], message=f"reward function error: {exc}",
+                group_size=self.args.num_generations)
         self.last = record
         log_metric = kwargs.get("log_metric")
         if log_metric is not None:
@@ -164,7 +173,10 @@ class PaintingReward:
             generation_s = max(0.0, generation_s - render_s - score_s)  # the turns were judged during generation
             rewards = [rollout_reward([t.reward for t in chain], gain_weight=self.args.revision_gain_weight)
                        for chain in chains]
-        rows = self._store(step, prompts, subjects, replies, paintings, rewards, chains)
+        rows = rollout_rows(self.run, step, prompts=[prompt_text(p) for p in prompts], subjects=subjects,
+                            replies=replies, paintings=paintings, rewards=rewards, chains=chains,
+                            group_size=self.args.num_generations)
+        store_rollouts(rows, chains, step=step)
         if missing:
             raise WorkersMissing(step=step, queue=missing[0])  # its rollouts are stored: the page shows why
         record = StepRecord(step=step, rollouts=n, started_at=t_start)
@@ -249,37 +261,6 @@ class PaintingReward:
             raise WorkersMissing(step=step, queue=missing[0])
         return batch.paintings
 
-    def _store(self, step, prompts, subjects, replies, paintings, rewards, chains) -> list[Rollout]:
-        """Write the step's rollouts (and, with revision turns, each one's chain) before the
-        rewards go back to TRL; a redone step overwrites its rows."""
-        G = self.args.num_generations
-        rows = []
-        for i, painted in enumerate(paintings):
-            rows.append(Rollout(
-                run=self.run, step=step, group=i // G, position=i % G, subject=subjects[i][:120],
-                prompt=prompt_text(prompts[i]), reply=replies[i], reward=rewards[i],
-                reference_ids=list(painted.job.reference_ids),
-                **{**painted_fields(painted), "failure": painted.failure or _chain_failure(chains[i] if chains else None)},
-                turns=len(chains[i]) if chains else 1,
-            ))
-
-        def write() -> None:
-            with transaction.atomic():
-                stored = Rollout.objects.bulk_create(
-                    rows, update_conflicts=True, unique_fields=["run", "step", "group", "position"],
-                    update_fields=["reply", "code", "png", "passed", "violations", "reward", "parts", "judge_detail",
-                                   "reference_ids", "paint_fraction", "errors", "stats", "timings", "failure", "subject",
-                                   "prompt", "turns"],
-                )
-                if chains is not None:
-                    RolloutTurn.objects.filter(rollout__in=stored).delete()
-                    RolloutTurn.objects.bulk_create(
-                        [_turn_row(rollout, number, outcome) for rollout, chain in zip(stored, chains, strict=True)
-                         for number, outcome in enumerate(chain, start=1)])
-
-        outlasting_restarts(write, what=f"storing step {step}'s rollouts")
-        return rows
-
     def _judge(self, jobs: list[PaintJob]) -> tuple[Batch, int, list[str]]:
         """(the batch, its late results, the queues still missing when it was lost twice)."""
         if self.remote is not None:  # its workers are the remote's: nothing here to wait for
@@ -319,107 +300,3 @@ class PaintingReward:
 
     def _stop_requested(self) -> bool:
         return Run.objects.filter(id=self.run.id, stop_requested=True).exists()
-
-    def _store_failure(self, step, prompts, completions, subjects, message: str) -> None:
-        G = self.args.num_generations
-        subjects = list(subjects) if subjects is not None else [prompt_text(p) for p in prompts]
-        rows = [
-            Rollout(
-                run=self.run, step=step, group=i // G, position=i % G, subject=subjects[i][:120],
-                prompt=prompt_text(prompts[i]), reply=completion_text(c), reward=None, failure=message[:2000],
-            )
-            for i, c in enumerate(completions)
-        ]
-        try:
-            Rollout.objects.bulk_create(rows, ignore_conflicts=True)
-        except Exception:  # noqa: BLE001 - the database may be what failed
-            log.exception("could not store the failed rollouts of step %s", step)
-
-
-def step_metrics(rows: list[Rollout], rewards: list[float | None], *, generation_s: float, render_s: float,
-                 score_s: float, reward_s: float) -> dict[str, float]:
-    """Our figures of one step's rollouts (training/metrics.py names them): the trainer's step,
-    and a step of a run trained elsewhere (serving/), which the same curves draw."""
-    n = len(rows)
-    valid = [r for r in rewards if r is not None]
-    violations = Counter(code for row in rows for code in row.violations)
-    fractions = [row.paint_fraction for row in rows if row.paint_fraction is not None]
-    metrics = {
-        keys.GATE_PASS_RATE: sum(1 for row in rows if row.passed) / n if n else 0.0,
-        keys.NONE_COUNT: float(sum(1 for r in rewards if r is None)),
-        keys.LOW_COUNT: float(sum(1 for r in valid if r < keys.LOW_REWARD)),
-        keys.PAINT_FRACTION: fmean(fractions) if fractions else 0.0,
-        keys.GENERATION_S: generation_s,
-        keys.RENDER_S: render_s,
-        keys.SCORE_S: score_s,
-        keys.REWARD_S: reward_s,
-        keys.DIVERSITY: diversity(rows),
-    }
-    for part, key in keys.PART.items():
-        values = [row.parts.get(part) for row in rows if row.passed and row.parts.get(part) is not None]
-        if values:
-            metrics[key] = fmean(values)
-    if valid:
-        metrics[keys.REWARD_VALID_STD] = pstdev(valid)
-    for code, count in violations.items():
-        metrics[keys.violation(code)] = float(count)
-    return metrics
-
-
-def diversity(rows: list[Rollout]) -> float:
-    """Mean pairwise feature distance of the step's paintings (style collapse shows as a fall)."""
-    features = []
-    for row in rows:
-        if row.png:
-            try:
-                with default_storage.open(row.png, "rb") as fh:
-                    features.append(cached_image_features(fh.read()))
-            except OSError:
-                continue
-    return mean_pairwise_distance(features)
-
-
-def painted_fields(painted: JudgedSketch) -> dict:
-    """What a Rollout and a RolloutTurn row both keep of one painted sketch."""
-    render, score = painted.render or {}, painted.score or {}
-    return {
-        "code": painted.code, "png": render.get("png_path") or "", "passed": painted.passed,
-        "violations": painted.violations, "parts": painted.parts, "judge_detail": score.get("judge") or {},
-        "paint_fraction": render.get("paint_fraction"), "errors": render.get("errors", []),
-        "stats": painted.painting.gate.stats if painted.painting else {},
-        "timings": {**render.get("timings", {}), "render_ms": render.get("elapsed_ms")}, "failure": painted.failure,
-    }
-
-
-def _turn_row(rollout: Rollout, number: int, outcome: TurnOutcome) -> RolloutTurn:
-    return RolloutTurn(rollout=rollout, turn=number, reply=outcome.reply, reward=outcome.reward,
-                       feedback=outcome.feedback, kept=outcome.kept, **painted_fields(outcome.painted))
-
-
-def _chain_failure(chain: list[TurnOutcome] | None) -> str:
-    """Why a rollout's reward is None when its last turn scored but an earlier one did not."""
-    for number, outcome in enumerate(chain or [], start=1):
-        if outcome.reward is None:
-            return f"turn {number}: {outcome.painted.failure or 'no reward'}"[:2000]
-    return ""
-
-
-def revision_metrics(chains: list[list[TurnOutcome]]) -> dict[str, float]:
-    """A multi-turn step's revision figures: the mean reward of each turn's paintings, and over
-    the rollouts whose every turn has a reward, the mean gain (final - first), the share that
-    improved, the share that ended with KEEP, and of those whose first sketch failed the gate,
-    the share whose final passed. A figure with nothing to count is left out, never 0."""
-    metrics: dict[str, float] = {}
-    for turn in range(1, max((len(c) for c in chains), default=0) + 1):
-        values = [c[turn - 1].reward for c in chains if len(c) >= turn and c[turn - 1].reward is not None]
-        if values:
-            metrics[keys.turn_reward(turn)] = fmean(values)
-    whole = [c for c in chains if len(c) > 1 and all(t.reward is not None for t in c)]
-    if whole:
-        metrics[keys.REVISION_GAIN] = fmean(c[-1].reward - c[0].reward for c in whole)
-        metrics[keys.IMPROVED_SHARE] = sum(1 for c in whole if c[-1].reward > c[0].reward) / len(whole)
-        metrics[keys.KEPT_SHARE] = sum(1 for c in whole if c[-1].kept) / len(whole)
-    failed_first = [c for c in whole if not c[0].painted.gate_passed]
-    if failed_first:
-        metrics[keys.FIXED_SHARE] = sum(1 for c in failed_first if c[-1].painted.passed) / len(failed_first)
-    return metrics

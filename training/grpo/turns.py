@@ -44,57 +44,24 @@ it (`rollout_reward`), stores it and adds the revision metrics, without painting
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from paintenv.extraction import is_keep_reply, reply_text
-from paintenv.feedback import feedback_text, revision_messages, turn_from_records
+from paintenv.feedback import revision_messages
 from paintenv.prompts import build_messages, make_subject
 from painting.pipeline import JudgedSketch, render_png
 from training.grpo import together
 from training.grpo.feedback_images import FEEDBACK_IMAGES, EncodedPainting, PaintingEncoder, stacked
+from training.recording import TurnOutcome, turn_feedback
 
 REVISION_CHAIN = "revision_chain"  # the column TRL hands from the rollout function to the reward function
 _SENTINEL = "\u2063revision-turn-reply\u2063"  # a reply text no chat template changes
-
-
-@dataclass
-class TurnOutcome:
-    """One turn of one rollout: the reply the model wrote, how it came out, and the feedback
-    it was given next ("" on the last turn, and on a kept one, which ends its chain)."""
-
-    reply: str
-    painted: JudgedSketch
-    feedback: str = ""
-    kept: bool = False  # the reply was KEEP: `painted` is the turn before's painting, which stands
-
-
-    @property
-    def reward(self) -> float | None:
-        return self.painted.reward
-
-
-def turn_feedback(painted: JudgedSketch) -> str:
-    """What the model is told about one painted sketch (the same text the editor gives)."""
-    return feedback_text(turn_from_records(
-        painted.painting, render=painted.render, score=painted.score, reward=painted.reward, parts=painted.parts,
-    ))
 
 
 def painting_png(painted: JudgedSketch) -> bytes | None:
     """The PNG a turn's sketch painted (a blank canvas too: that is worth seeing), or None
     when nothing was rendered."""
     return render_png(painted.render or {})
-
-
-def rollout_reward(turn_rewards: Sequence[float | None], *, gain_weight: float) -> float | None:
-    """A multi-turn rollout's reward: the final painting's reward plus `gain_weight` times its
-    gain over the first (final - first). None when any turn's reward is None: an
-    infrastructure failure at any turn leaves the rollout out of its group's baseline."""
-    if not turn_rewards or any(r is None for r in turn_rewards):
-        return None
-    first, final = turn_rewards[0], turn_rewards[-1]
-    return final + gain_weight * (final - first)
 
 
 class RevisionRollout:

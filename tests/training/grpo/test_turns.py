@@ -15,11 +15,12 @@ from tests.training.factories import BARE_RECT, GOOD
 from training import metrics as keys
 from training.arguments import RunArguments
 from training.grpo.feedback_images import FEEDBACK_IMAGES
-from training.grpo.rewarding import PaintingReward, revision_metrics
+from training.grpo.rewarding import PaintingReward
 from training.grpo.trainer import build_trainer, training_dataset
-from training.grpo.turns import RevisionRollout, TurnOutcome, rollout_reward, turn_feedback
+from training.grpo.turns import RevisionRollout
 from training.management.follow import step_line
 from training.models import Run, Step
+from training.recording import TurnOutcome, revision_metrics, rollout_reward, turn_feedback
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("one_torch_thread")]
 
