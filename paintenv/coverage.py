@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from tree_sitter import Node
 
@@ -287,11 +288,13 @@ def _insertions_by_line(code: str, data: bytes, insertions, to_char) -> dict[int
     """Each line's insertions (1-based lines of the sketch, as the harness reports errors) as
     (1-based UTF-16 column in the original, length), in order."""
     line_starts = [0] + [i + 1 for i, ch in enumerate(code) if ch == "\n"]
+    # UTF-16 units before each character: V8's columns count them
+    units = None if code.isascii() else list(accumulate((2 if ord(ch) > 0xFFFF else 1 for ch in code), initial=0))
     out: dict[int, list[tuple[int, int]]] = {}
     for at, _, _, text in sorted(insertions, key=lambda i: i[:3]):
         char = to_char(at)
         line = bisect.bisect_right(line_starts, char)
-        prefix = code[line_starts[line - 1]:char]
-        col = len(prefix.encode("utf-16-le", "surrogatepass")) // 2 + 1
+        start = line_starts[line - 1]
+        col = (char - start if units is None else units[char] - units[start]) + 1
         out.setdefault(line, []).append((col, len(text)))
     return out
