@@ -42,8 +42,8 @@ from django.core.management import call_command
 
 from paintapp.celery import app
 app.loader.import_default_modules()  # every app's tasks, as a worker loads them
-import training.grpo.trainer, training.grpo.callbacks, training.grpo.rewarding, training.grpo.turns
-import training.grpo.revision_trainer, training.sft.trainer, training.sft.warm_start, training.lifecycle
+import training.trainer.grpo, training.trainer.callbacks, training.trainer.rewarding, training.trainer.turns
+import training.trainer.revision_trainer, training.trainer.sft, training.trainer.warm_start, training.trainer.lifecycle
 import training.management.commands.train_process
 call_command("migrate", verbosity=0)
 call_command("check")

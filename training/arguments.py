@@ -3,7 +3,7 @@
 Each argument is declared once below, with its bounds, choices and help (TRL's
 `field(metadata={"help": ...})` convention). Everything else is derived from that one
 declaration: the validation here, the launch form's fields (training/forms.py), `manage.py
-train --set` and its help listing, and the arguments GRPOConfig shares (training/grpo/trainer.py).
+train --set` and its help listing, and the arguments GRPOConfig shares (training/trainer/grpo.py).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ _FALSE = {"0", "false", "no", "off"}
 _NONE = {"none", "null"}
 MAX_PROCESSES = 8  # one machine's GPUs
 MAX_TURNS = 3  # sketches per rollout: the first and up to two revisions
-# How a run generates its completions (training/grpo/backends.py): the fastest measured on the box
+# How a run generates its completions (training/trainer/backends.py): the fastest measured on the box
 # (auto), transformers' generate (eager or with a compiled decode step), its continuous batching,
 # or vLLM in the trainer's process or in a `trl vllm-serve` beside it.
 GENERATION_BACKENDS = ("auto", "generate", "compiled", "continuous-batching", "vllm-colocate", "vllm-server")
@@ -34,7 +34,7 @@ DEFAULT_VLLM_MAX_MODEL_LENGTH = 20_480
 # TRL 1.16's loss types but "luspo", which needs sequence-level importance sampling (not a
 # run argument). The published runs name none, so theirs is TRL's default, "dapo".
 LOSS_TYPES = ("dapo", "grpo", "dr_grpo", "bnpo", "cispo", "sapo", "vespo")
-# The run kinds an argument is for: GRPO runs read them all; an SFT run (training/sft/) reads
+# The run kinds an argument is for: GRPO runs read them all; an SFT run (training/trainer/sft.py) reads
 # those declared for both, and its own.
 GRPO, SFT = "grpo", "sft"
 BOTH = (GRPO, SFT)

@@ -15,7 +15,7 @@ from painting.selectors import default_recipe_name
 from training.arguments import GRPO, SFT, ArgumentSpec, argument_specs
 from training.models import Run, SftDataset
 from training.presets import preset_choices
-from training.sft.dataset import SftSources
+from training.sft_dataset import SftSources
 
 
 def argument_field(spec: ArgumentSpec) -> forms.Field:
@@ -109,7 +109,7 @@ class LaunchForm(forms.Form):
 
 
 class SftDatasetForm(forms.Form):
-    """What an SFT dataset is built from (training/sft/dataset.SftSources), previewed before it is frozen."""
+    """What an SFT dataset is built from (training/sft_dataset.SftSources), previewed before it is frozen."""
 
     name = forms.CharField(max_length=80, required=False, help_text="a new name, or an existing one for its next version")
     pool = forms.ModelChoiceField(queryset=Pool.objects.select_related("curator").order_by("name", "-version"),

@@ -10,7 +10,7 @@ A step has two phases that do not hold their big tensors at once:
 - generation (GRPO, generating in the trainer): the KV cache, layers with attention × KV heads
   × head size × 2 (K and V) × 2 bytes × sequences × (prompt + completion) tokens, for every turn;
   a linear-attention layer's fixed recurrent state instead (Qwen3.5); one layer's prefill
-  working set; one folded LoRA delta in float32 (training/grpo/generation.py folds the adapter
+  working set; one folded LoRA delta in float32 (training/trainer/generation.py folds the adapter
   into the weights for decoding and keeps the exact bf16 originals in host memory).
 - training: with activation checkpointing, every layer's input kept (tokens × hidden × 2 bytes)
   and one layer recomputed with its gradients; TRL 1.16's fused LM head, which never holds a
@@ -185,7 +185,7 @@ def _gib(n_bytes: float) -> float:
 def sequence_tokens(args: RunArguments, *, prompt_tokens: int = PROMPT_TOKENS) -> int:
     """Tokens one GRPO sequence may hold: every turn's prompt (the chat, or a turn's feedback) and
     completion. What the KV cache is counted for here, and what a static or paged cache is sized to
-    (training/grpo/backends.py)."""
+    (training/trainer/backends.py)."""
     return args.turns * (prompt_tokens + args.max_completion_length)
 
 

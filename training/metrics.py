@@ -18,7 +18,7 @@ TOKEN_ACCURACY = "mean_token_accuracy"
 NUM_TOKENS = "num_tokens"
 ENTROPY = "entropy"
 
-# Ours: what the reward function measured (training/grpo/rewarding.py).
+# Ours: what the reward function measured (training/trainer/rewarding.py).
 GATE_PASS_RATE = "ours/gate_pass_rate"
 NONE_COUNT = "ours/none_count"
 LATE_COUNT = "ours/late_count"  # renders and scores back after their stage's deadline: not used
@@ -31,7 +31,7 @@ JUDGE = "ours/judge"
 QUALITY = "ours/quality"
 LENGTH = "ours/length"
 PART = {"judge": JUDGE, "quality": QUALITY, "length": LENGTH}
-# Ours: revision turns (runs with turns > 1; training/grpo/turns.py).
+# Ours: revision turns (runs with turns > 1; training/trainer/turns.py).
 REVISION_GAIN = "ours/revision_gain"  # mean of final - first turn reward
 IMPROVED_SHARE = "ours/improved_share"  # share of rollouts whose final turn beat their first
 FIXED_SHARE = "ours/fixed_share"  # of rollouts whose first sketch failed the gate, the share whose final passed
@@ -45,7 +45,7 @@ REWARD_S = "ours/reward_s"
 UPDATE_S = "ours/update_s"
 STEP_S = "ours/step_s"
 OTHER_S = "ours/other_s"
-# Ours: the trainer's own generation (training/grpo/generation.py), per step.
+# Ours: the trainer's own generation (training/trainer/generation.py), per step.
 COMPLETION_TOKENS = "ours/completion_tokens"  # tokens generated (every turn)
 TOKENS_PER_S = "ours/tokens_per_s"  # completion tokens over the seconds in generation, folding included
 FOLD_S = "ours/fold_s"  # seconds folding the adapter in and restoring the base weights

@@ -35,7 +35,7 @@ class Run(models.Model):
 
     class Kind(models.TextChoices):
         GRPO = "grpo", "GRPO"
-        # Supervised fine-tuning on a frozen SftDataset (training/sft/): a warm start for GRPO.
+        # Supervised fine-tuning on a frozen SftDataset (training/sft_dataset.py, training/trainer/sft.py): a warm start for GRPO.
         SFT = "sft", "SFT"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING, Status.STOPPING)
@@ -289,7 +289,7 @@ class Revision(models.Model):
 
 
 class SftDataset(models.Model):
-    """A frozen, versioned SFT dataset (training/sft/dataset.py built it): its examples as they
+    """A frozen, versioned SFT dataset (training/sft_dataset.py built it): its examples as they
     were when frozen, what each source gave, and what the pool's eval split kept out. Runs train
     on it as it is; a new build of the same name is a new version."""
 

@@ -1,7 +1,7 @@
 """What a judged sketch becomes: its rollout row and turn rows, the rollout's reward, the
 feedback the model is told, and the step's metrics (training/metrics.py names them).
 
-One module for the trainer's reward function (training/grpo/rewarding.py gathers the step's
+One module for the trainer's reward function (training/trainer/rewarding.py gathers the step's
 paintings and hands them here) and for a run trained elsewhere (serving/ stores each episode
 the same way), so both draw the same rows and the same curves.
 """

@@ -15,8 +15,8 @@ from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Sub
 from training import metrics as keys
 from training.arguments import RunArguments
 from training.failures import failure_label
-from training.grpo.checkpoints import checkpoint_step, last_checkpoint
 from training.models import Revision, Rollout, RolloutTurn, Run, SftDataset, Step
+from training.trainer.checkpoints import checkpoint_step, last_checkpoint
 
 
 def run_list() -> QuerySet:

@@ -27,11 +27,11 @@ from painting.probing import recipe_probe
 from painting.selectors import UnknownRecipe, recipe_get
 from training import gpu_budget
 from training.arguments import GRPO, SFT, VLLM_BACKENDS, RunArguments
-from training.grpo.backends import auto_candidates
-from training.grpo.tracking import tracking_problem
 from training.models import Rollout, Run, SftDataset
 from training.selectors import RunDeletion, measured_generation, resume_redo, run_deletion
-from training.sft.dataset import SftSources, build_dataset
+from training.sft_dataset import SftSources, build_dataset
+from training.trainer.backends import auto_candidates
+from training.trainer.tracking import tracking_problem
 
 log = logging.getLogger(__name__)
 # Services send the trainer's task by name: training/tasks.py imports this module, so importing
@@ -303,7 +303,7 @@ def sft_dataset_freeze(*, name: str, sources: SftSources, created_by: AbstractBa
 
 def _enqueue_training(run_id: int, resume: bool = False) -> None:
     # The run names its task before the message exists: a worker quick to take it finds it the
-    # run's current task (training.lifecycle ignores deliveries of any other).
+    # run's current task (training.trainer.lifecycle ignores deliveries of any other).
     task_id = uuid()
     Run.objects.filter(id=run_id).update(task_id=task_id, attempts=0)
     celery_app.send_task(RUN_TRAINING, (run_id,), {"resume": resume}, task_id=task_id)

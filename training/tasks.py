@@ -10,9 +10,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from paintapp.lib.workers import answering_queues
-from training.lifecycle import runs_reap, train_run
 from training.models import Run, RunExport
 from training.services import runs_resume_waiting
+from training.trainer.lifecycle import runs_reap, train_run
 
 
 @shared_task(

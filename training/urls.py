@@ -1,7 +1,6 @@
 from django.urls import include, path
 
-from training import views
-from training.sft import views as sft_views
+from training import sft_views, views
 
 app_name = "training"
 urlpatterns = [

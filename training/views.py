@@ -16,9 +16,9 @@ from training import metrics as keys
 from training import selectors, services
 from training.export.model import MERGE_PENDING, ModelExportError, merge_request, merge_state
 from training.forms import LaunchForm
-from training.grpo.tracking import tracking_places
 from training.models import Rollout, RolloutTurn, Run, RunExport, SftDataset
 from training.stats import run_thirds
+from training.trainer.tracking import tracking_places
 
 
 @require_GET

@@ -21,9 +21,9 @@ from paintenv.reward import PRESETS
 from tests.curation.factories import png_bytes
 from training import metrics as keys
 from training.arguments import RunArguments
-from training.grpo.checkpoints import seal
 from training.models import Revision, Rollout, RolloutTurn, Run, Step
 from training.recording import rollout_reward
+from training.trainer.checkpoints import seal
 
 CORPUS = Path(__file__).resolve().parents[1] / "paintenv" / "corpus"
 GOOD = (CORPUS / "good" / "hibiscus.js").read_text()  # a complete sketch that passes the gate
@@ -217,7 +217,7 @@ CHECKPOINT_FILES = {"adapter_model.safetensors": b"a" * 64, "optimizer.pt": b"o"
 
 
 def write_checkpoint(output_dir, step: int, *, sealed: bool = True, files: dict[str, bytes] = CHECKPOINT_FILES):
-    """`output_dir/checkpoint-<step>/`, sealed as training.grpo.checkpoints' callback seals one."""
+    """`output_dir/checkpoint-<step>/`, sealed as training.trainer.checkpoints' callback seals one."""
     folder = Path(output_dir) / f"checkpoint-{step}"
     folder.mkdir(parents=True)
     for name, content in files.items():
@@ -233,7 +233,7 @@ def trained_adapter(base_model: str, out_dir) -> None:
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from training.grpo.trainer import lora_config
+    from training.trainer.grpo import lora_config
 
     torch.manual_seed(0)
     model = get_peft_model(AutoModelForCausalLM.from_pretrained(base_model), lora_config(RunArguments()))

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from tests.curation.factories import make_pool
 from tests.training.factories import make_run
-from training.grpo.model_loading import accepts_images
+from training.trainer.model_loading import accepts_images
 
 NOT_CACHED = "acme-studio/never-downloaded-7b"
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from celery.exceptions import SoftTimeLimitExceeded
 
 from training.editor.services import revision_not_written, revision_written
-from training.grpo.checkpoints import last_checkpoint
-from training.grpo.feedback_images import painting_encoder
 from training.models import Revision, Run
 from training.stored_turns import revision_chat
+from training.trainer.checkpoints import last_checkpoint
+from training.trainer.feedback_images import painting_encoder
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +50,8 @@ def revision_write(*, revision_id: int) -> Revision:
     try:
         import torch
 
-        from training.evaluation import sample_chats
-        from training.grpo.model_loading import load_adapted_model
+        from training.trainer.evaluation import sample_chats
+        from training.trainer.model_loading import load_adapted_model
 
         args = run.arguments
         if not torch.cuda.is_available():

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from paintenv.reward import Recipe
 from training.failures import failure_label
-from training.grpo.checkpoints import checkpoint_step
 from training.models import Revision, Rollout
+from training.trainer.checkpoints import checkpoint_step
 
 PARTS = ("gate", "length", "judge", "quality")
 # The recipe's "gate" part is 1 only when the sketch passed the static gate AND rendered

@@ -64,7 +64,7 @@ from training.export.columns import (
     strings,
 )
 from training.models import Revision, Rollout, RolloutTurn, Run, RunExport, Step
-from training.sft.dataset import jsonl_lines
+from training.sft_dataset import jsonl_lines
 from training.stats import Thirds, format_number, thirds_from_export
 
 Progress = Callable[[int, int, str], None]  # (rows done, rows in all, what was just written)

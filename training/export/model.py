@@ -21,8 +21,8 @@ from huggingface_hub import HfApi
 
 from paintapp.celery import app as celery_app
 from training.export.model_card import model_card
-from training.grpo.model_loading import load_processing_class
 from training.models import Run
+from training.trainer.model_loading import load_processing_class
 
 
 class ModelExportError(ValueError):

@@ -14,9 +14,9 @@ from pathlib import Path
 from huggingface_hub import ModelCard, ModelCardData
 
 from training.arguments import RunArguments
-from training.grpo.model_loading import architecture
 from training.models import Run, Step
 from training.stats import format_number, run_thirds
+from training.trainer.model_loading import architecture
 
 _HUB_ID_PARTS = 2
 

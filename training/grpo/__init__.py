@@ -1,4 +1,2 @@
-"""The trainer side of a run: its arguments (`config`), the TRL script (`trainer`), the reward
-function (`rewarding`), callbacks, revision turns, checkpoints, model loading, tracking, and the
-processes of a multi-process run (`launching`, `together`). The run's lifecycle around it (which
-delivery trains, heartbeat, reaping, recording the end) is training/lifecycle.py."""
+"""Moved to training/trainer/ (the trainer side of every run kind) and training/arguments.py.
+What is left here re-exports what bench/, demo/ and system/ still import from the old paths."""

@@ -28,13 +28,13 @@ from tests.training.factories import (
 from training.arguments import RunArguments
 from training.editor import presenters, services
 from training.editor.model_revision import latest_adapter, revision_write
-from training.evaluation import sample_chats
-from training.grpo import model_loading
-from training.grpo.checkpoints import seal
-from training.grpo.feedback_images import painting_encoder
-from training.grpo.model_loading import load_processing_class
 from training.models import Revision, Rollout, Run
 from training.stored_turns import fenced, revision_chat, row_painting, row_turn
+from training.trainer import model_loading
+from training.trainer.checkpoints import seal
+from training.trainer.evaluation import sample_chats
+from training.trainer.feedback_images import painting_encoder
+from training.trainer.model_loading import load_processing_class
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

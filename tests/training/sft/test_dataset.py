@@ -12,7 +12,7 @@ from tests.curation.factories import make_reference, png_bytes
 from tests.training.factories import make_run
 from tests.training.sft.conftest import SKETCHES, variant
 from training.models import Revision, Rollout
-from training.sft.dataset import SftSources, build_dataset
+from training.sft_dataset import SftSources, build_dataset
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 from tests.curation.factories import make_pool
 from training import services
 from training.models import Run, SftDataset
-from training.sft.dataset import SftSources
+from training.sft_dataset import SftSources
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("launch_without_workers")]
 
@@ -94,8 +94,8 @@ def test_the_commands_freeze_a_dataset_and_launch_sft_and_grpo_from_it(pool, mod
 def test_examples_longer_than_the_longest_allowed_are_left_out_not_cut(dataset, tiny_model):
     from transformers import AutoTokenizer
 
-    from training.sft.dataset import Example
-    from training.sft.trainer import fitting_rows
+    from training.sft_examples import Example
+    from training.trainer.sft import fitting_rows
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
     rows = [Example(**example).chat() for example in dataset.examples]

@@ -10,7 +10,7 @@ from django.urls import reverse
 from tests.training.test_runs import launch_form_data
 from training import services
 from training.models import Run, SftDataset, Step
-from training.sft.dataset import SftSources
+from training.sft_dataset import SftSources
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("launch_without_workers")]
 

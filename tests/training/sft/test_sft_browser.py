@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from training.export.dataset import export_run
 from training.models import Run, SftDataset, Step
-from training.sft.warm_start import adapter_file_digest
+from training.trainer.warm_start import adapter_file_digest
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.slow]
 RUN_PAGE = "() => /\\/runs\\/\\d+\\/$/.test(location.pathname) || !!document.querySelector('.launchform .has-error, .launchform [role=alert]')"

@@ -7,7 +7,7 @@ import pytest
 from tests.support.runs import wait_for, wait_until_ended
 from training import services
 from training.models import Run, Step
-from training.sft.dataset import SftSources
+from training.sft_dataset import SftSources
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 # Two examples a step, a checkpoint every step, one cheap held-out sample per subject.

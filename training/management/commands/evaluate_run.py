@@ -8,9 +8,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from training.evaluation import evaluate_trained
-from training.grpo.model_loading import load_adapted_model
 from training.models import Run
+from training.trainer.evaluation import evaluate_trained
+from training.trainer.model_loading import load_adapted_model
 
 
 class Command(BaseCommand):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from training import services
-from training.lifecycle import resume_point
 from training.management.follow import ending, follow_run
 from training.models import Run
+from training.trainer.lifecycle import resume_point
 
 
 class Command(BaseCommand):

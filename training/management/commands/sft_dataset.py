@@ -1,5 +1,5 @@
 """manage.py sft_dataset: preview an SFT dataset from the studio's data, each source counted, with
-what the eval split kept out (training/sft/dataset.py); --freeze NAME keeps it as the next
+what the eval split kept out (training/sft_dataset.py); --freeze NAME keeps it as the next
 version of NAME for SFT runs (train --kind sft --dataset NAME); --save writes it as parquet."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from curation.models import Pool
 from curation.selectors import pool_get
 from training.services import LaunchError, sft_dataset_freeze
-from training.sft.dataset import SOURCES, SftSources, build_dataset
+from training.sft_dataset import SOURCES, SftSources, build_dataset
 
 
 class Command(BaseCommand):

@@ -1,5 +1,5 @@
 """`manage.py train_process RUN ...` — one of a run's training processes. The train task starts
-them with accelerate launch (training/grpo/launching.py) when a run asks for several processes or
+them with accelerate launch (training/trainer/launching.py) when a run asks for several processes or
 an accelerate config; not meant to be run by hand."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from training.grpo import together
-from training.grpo.launching import report_outcome, reporting_failure, watch_parent
-from training.grpo.trainer import train_steps
 from training.models import Run
+from training.trainer import together
+from training.trainer.grpo import train_steps
+from training.trainer.launching import report_outcome, reporting_failure, watch_parent
 
 
 class Command(BaseCommand):

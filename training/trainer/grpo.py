@@ -1,0 +1,194 @@
+"""GRPO training of one Run, in the shape of TRL's example scripts (an SFT run's trainer is
+training/trainer/sft.py; `train_steps` trains either).
+
+    config  = GRPOConfig(...)                      # from the run's hyper-parameters
+    trainer = GRPOTrainer(model, reward_funcs, args=config, train_dataset, peft_config, callbacks)
+    trainer.train(); trainer.save_model()
+
+Everything app-specific lives in the reward function (training/trainer/rewarding.py) and the
+callback (training/trainer/callbacks.py); with revision turns, in the rollout function
+(training/trainer/turns.py), and the trainer is RevisionGRPOTrainer (training/trainer/revision_trainer.py):
+GRPOTrainer plus the paintings a vision-language model was shown, in the loss's forward pass.
+
+Around it, training/trainer/lifecycle.py decides which delivery of the run's task trains, from which
+checkpoint and in how many processes, and writes how the run ended.
+"""
+from __future__ import annotations
+
+import importlib.util
+import logging
+import random
+import socket
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from django.db import DatabaseError, close_old_connections
+
+from paintapp.lib.db import outlasting_restarts
+from paintenv.prompts import build_messages, make_subject
+from training.arguments import RunArguments
+from training.models import Run
+from training.selectors import measured_generation
+from training.trainer import lora_reach, private_api, together
+from training.trainer.backends import FOLDING_BACKENDS, auto_candidates
+from training.trainer.feedback_images import painting_encoder
+from training.trainer.lora_reach import lora_config
+from training.trainer.model_loading import load_processing_class
+from training.trainer.pausing import WorkersMissing, checkpoint_now
+from training.trainer.sft import build_sft_trainer
+from training.trainer.tracking import grpo_tracking_arguments
+from training.trainer.trl_config import grpo_config_of
+from training.trainer.turns import RevisionRollout
+
+log = logging.getLogger(__name__)
+
+
+def training_dataset(run: Run, args: RunArguments):
+    """One row per GRPO group: the subjects in a seeded order, as chat messages."""
+    from datasets import Dataset
+
+    rng = random.Random(run.seed)
+    subjects = list(run.subjects)
+    rows = []
+    for _ in range(args.max_steps * args.prompts_per_step):
+        text = subjects[len(rows) % len(subjects)] if len(subjects) > 1 else subjects[0]
+        rows.append({"prompt": build_messages(make_subject(text)), "subject": text})
+    if len(subjects) > 1:
+        rng.shuffle(rows)
+    return Dataset.from_list(rows)
+
+
+def grpo_config(run: Run, args: RunArguments, *, processes: int = 1, model_given: bool = False):
+    """TRL's GRPOConfig of the run (training/trainer/trl_config.py), in its folder, with its seed and tracking."""
+    return grpo_config_of(args, output_dir=run.output_dir, seed=run.seed, processes=processes, model_given=model_given,
+                          tracking=grpo_tracking_arguments(run, args.report_to))
+
+
+def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int = 1, executor=None):
+    """The run's GRPOTrainer; `executor`: where renders and scores run (painting.pipeline; the workers unless given)."""
+    # transformers and torch load here, not with this module: `manage.py train_process` imports
+    # it before its process starts watching the train task (launching.watch_parent), and their
+    # ~5 s, far more on a busy box, would be a window in which the trainer's death goes unseen.
+    from training.trainer.callbacks import CheckpointCallback, RunCallback, TrackingCallback
+    from training.trainer.generation import StudioGRPOTrainer
+    from training.trainer.rewarding import PaintingReward
+    from training.trainer.warm_start import StartCheckCallback, continued_model
+
+    args = resolved_generation(run, args)
+    reward = PaintingReward(run, executor=executor)
+    processing_class = load_processing_class(run.base_model)
+    rollout, trainer_class = None, StudioGRPOTrainer
+    if args.turns > 1:
+        from training.trainer.revision_trainer import RevisionGRPOTrainer
+
+        # Revision turns: the rollout function shows the model each painting (as an image too, to a
+        # vision-language model) and asks again (training/trainer/turns.py); the trainer trains on what it saw.
+        rollout = RevisionRollout(reward, turns=args.turns, subjects=run.subjects,
+                                  paintings=painting_encoder(run.base_model, processing_class))
+        trainer_class = RevisionGRPOTrainer
+    private_api.check(trainer_class)
+    callbacks = [RunCallback(run.id, reward, task_id), CheckpointCallback(run.id), TrackingCallback(run, args.report_to)]
+    model, peft_config = run.base_model, lora_config(args)
+    if run.init_run_id:  # GRPO from SFT: continue the SFT run's LoRA (training/trainer/warm_start.py says why)
+        import torch
+
+        bf16 = torch.cuda.is_available() if args.bf16 is None else args.bf16
+        model, peft_config = continued_model(run.init_run, bf16=bf16), None
+        callbacks.append(StartCheckCallback(run))
+    trainer = trainer_class(
+        model=model,
+        processing_class=processing_class,
+        reward_funcs=reward,
+        rollout_func=rollout,
+        args=grpo_config(run, args, processes=processes, model_given=run.init_run_id is not None),
+        train_dataset=training_dataset(run, args),
+        peft_config=peft_config,
+        callbacks=callbacks,
+        fold_adapter=args.generation in FOLDING_BACKENDS,
+        compile_decode=args.generation == "compiled",
+    )
+    lora_reach.report(trainer.model)
+    return trainer
+
+
+def resolved_generation(run: Run, args: RunArguments) -> RunArguments:
+    """A run still at `auto` (launched where no GPU train worker answered) takes its backend here,
+    on the box that trains it (training/trainer/backends.py auto_candidates), and keeps it: the run's
+    stored arguments name what it generated with, which is what later launches on this box compare."""
+    if args.generation != "auto":
+        return args
+
+    def choose() -> tuple[str, str]:
+        import torch
+
+        cuda = torch.cuda.is_available()
+        try:
+            measured = measured_generation(host=socket.gethostname(), base_model=run.base_model) if cuda else {}
+        except DatabaseError:  # the measurements are evidence, not a need: decide without them
+            log.warning("run %s: the measured generation speeds cannot be read", run.id, exc_info=True)
+            measured = {}
+        backend, why = auto_candidates(cuda=cuda, vllm=importlib.util.find_spec("vllm") is not None,
+                                       measured=measured)[0]
+        try:
+            stored = Run.objects.filter(id=run.id).values_list("hyperparameters", flat=True).first()
+            Run.objects.filter(id=run.id).update(hyperparameters={**(stored or run.hyperparameters), "generation": backend})
+        except DatabaseError:  # the run trains all the same; its page then still says auto
+            log.warning("run %s: could not record generation %s", run.id, backend, exc_info=True)
+        return backend, why
+
+    backend, why = together.main_decides(choose)
+    log.info("run %s: generation auto -> %s (%s)", run.id, backend, why)
+    run.hyperparameters = {**run.hyperparameters, "generation": backend}
+    return replace(args, generation=backend)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run's training ended in its process(es): `trained` (every step, or `stopped` on
+    request), `paused` at `steps` for a queue without workers (training/trainer/pausing.py), or
+    `superseded` (resumed in another task meanwhile). Crosses from the training processes to
+    the train task as JSON (training/trainer/launching.py)."""
+
+    ended: str
+    steps: int = 0
+    stopped: bool = False
+    missing_step: int = 0
+    missing_queue: str = ""
+
+
+def train_steps(run: Run, args: RunArguments, task_id: str, *, checkpoint: Path | None, processes: int = 1) -> Outcome:
+    """Train the run from `checkpoint` in this process: the train task's own, or each of the
+    processes accelerate launch started (training/trainer/launching.py), which all run this together."""
+    import torch
+
+    if not torch.cuda.is_available():
+        torch.set_num_threads(max(1, args.torch_threads))
+    build = build_sft_trainer if run.is_sft else build_trainer
+    trainer = build(run, args, task_id, processes=processes)
+    try:
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    except WorkersMissing as missing:
+        return Outcome("paused", steps=checkpoint_now(trainer), missing_step=missing.step, missing_queue=missing.queue)
+    if not together.main_decides(lambda: run.is_trained_by(task_id)):
+        return Outcome("superseded")
+    trainer.save_model(str(run.adapter_dir))
+    stopped = together.main_decides(lambda: bool(outlasting_restarts(
+        lambda: Run.objects.filter(id=run.id).values_list("stop_requested", flat=True).first(),
+        what="reading the run's stop flag")))
+    if not stopped and together.is_main():
+        _evaluate(run, trainer)
+    return Outcome("trained", steps=trainer.state.global_step, stopped=stopped)
+
+
+def _evaluate(run: Run, trainer) -> None:
+    """Held-out evaluation of the adapter (an SFT run's base model too, with the adapter off, so
+    its page compares them); its failure is recorded, never the run's."""
+    from training.trainer.evaluation import evaluate_trained
+
+    try:
+        trainer.model.eval()
+        evaluate_trained(run, trainer.model, trainer.processing_class)
+    except Exception as exc:  # noqa: BLE001
+        log.exception("evaluation of run %s failed", run.id)
+        close_old_connections()
+        Run.objects.filter(id=run.id).update(eval_result={"error": f"{type(exc).__name__}: {exc}"})
