@@ -183,7 +183,6 @@ class _Sketch:
         (a table read only by a dropped declaration is itself unread)."""
         declared: dict[str, list[Node]] = {}
         writes: dict[str, list[Node]] = {}
-        names: list[Node] = []
         loops: list[Node] = []
         stack = [self.root]
         while stack:
@@ -207,17 +206,14 @@ class _Sketch:
                     writes.setdefault(self.text(target), []).append(node)
                 elif not _has_effect(expr):
                     self.excluded.add(node.id)
-            elif t in ("identifier", "shorthand_property_identifier"):
-                names.append(node)
             elif t in _LOOPS:
                 loops.append(node)
             stack.extend(node.children)
         bindings = {n.child_by_field_name("name").id for group in declared.values() for n in group}  # type: ignore[union-attr]
         targets = {self._target(w).id for group in writes.values() for w in group}
         for _ in range(8):
-            read = {self.text(n) for n in names  # a read in code that never ran reads nothing
-                    if n.id not in bindings and n.id not in targets and self.ran(n)
-                    and not self._inside_excluded(n)}
+            read = {self.text(n) for n in self._names_outside_excluded()  # a read in code that never ran reads nothing
+                    if n.id not in bindings and n.id not in targets and self.ran(n)}
             unread = [name for name in declared if name not in read and declared[name][0].id not in self.excluded]
             idle = [loop for loop in loops if loop.id not in self.excluded and self._idle(loop)]
             if not unread and not idle:
@@ -247,13 +243,19 @@ class _Sketch:
         assert found is not None
         return found
 
-    def _inside_excluded(self, node: Node) -> bool:
-        cur: Node | None = node
-        while cur is not None:
-            if cur.id in self.excluded:
-                return True
-            cur = cur.parent
-        return False
+    def _names_outside_excluded(self) -> list[Node]:
+        """The names not inside anything excluded, top-down in one pass (asking each name for
+        its ancestors is quadratic in the nesting, and `a.a.a...` nests 100,000 deep)."""
+        out: list[Node] = []
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            if node.id in self.excluded:
+                continue
+            if node.type in ("identifier", "shorthand_property_identifier"):
+                out.append(node)
+            stack.extend(node.children)
+        return out
 
     # ---- counting
     def shape(self, node: Node) -> str:
