@@ -39,6 +39,9 @@ LOSS_TYPES = ("dapo", "grpo", "dr_grpo", "bnpo", "cispo", "sapo", "vespo")
 GRPO, SFT = "grpo", "sft"
 BOTH = (GRPO, SFT)
 
+# What a GRPO run from SFT must share with the SFT run whose LoRA it continues.
+CONTINUED_LORA = ("lora_r", "lora_alpha", "lora_target_experts")
+
 
 def argument(
     default: Any,

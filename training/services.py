@@ -26,9 +26,10 @@ from painting.pipeline import stage_queues
 from painting.probing import recipe_probe
 from painting.selectors import UnknownRecipe, recipe_get
 from training import gpu_budget
-from training.arguments import GRPO, SFT, VLLM_BACKENDS, RunArguments
+from training.arguments import CONTINUED_LORA, GRPO, SFT, VLLM_BACKENDS, RunArguments
+from training.deletion_selectors import RunDeletion, resume_redo, run_deletion
+from training.generation_speeds import measured_generation
 from training.models import Rollout, Run, SftDataset
-from training.selectors import RunDeletion, measured_generation, resume_redo, run_deletion
 from training.sft_dataset import SftSources, build_dataset
 from training.trainer.backends import auto_candidates
 from training.trainer.tracking import tracking_problem
@@ -238,10 +239,6 @@ def run_launch(
     return run
 
 
-# What a GRPO run from SFT must share with the SFT run whose LoRA it continues.
-CONTINUED_LORA = ("lora_r", "lora_alpha", "lora_target_experts")
-
-
 def _kind_arguments(kind: str, arguments: dict, base_model: str | None, pool: Pool, sft_dataset: SftDataset | None,
                     init_run: Run | None) -> tuple[dict, str | None]:
     """The arguments and base model a run of `kind` launches with: an SFT run's steps from its
@@ -339,7 +336,7 @@ def run_resume(*, run: Run, revisions_seen: int = 0) -> Run:
 
     The trainer replaces the rows of the steps after that checkpoint, and with them the
     curators' revisions of their rollouts: `revisions_seen` must be the number the caller was
-    shown (see selectors.resume_redo), so a curator's edit is never lost silently."""
+    shown (see deletion_selectors.resume_redo), so a curator's edit is never lost silently."""
     if run.status not in Run.RESUMABLE:
         raise LaunchError(f"only a stopped, failed, interrupted or waiting run can resume (this one is {run.status})")
     # An interrupted run may have been lost after its last step, before its adapter was saved.

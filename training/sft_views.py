@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
-from training import selectors, services
+from training import services, sft_selectors
 from training.forms import SftDatasetForm
 from training.models import SftDataset
 from training.sft_dataset import SOURCES, build_dataset, jsonl_lines
@@ -38,7 +38,7 @@ def sft_datasets(request):
             form.add_error(None, str(exc))
     if form.errors:
         status = 400
-    context = {"form": form, "preview": preview, "sources": SOURCES, "datasets": selectors.sft_datasets()}
+    context = {"form": form, "preview": preview, "sources": SOURCES, "datasets": sft_selectors.sft_datasets()}
     template = "training/sft_datasets.html#builder" if request.htmx else "training/sft_datasets.html"
     return render(request, template, context, status=status)
 

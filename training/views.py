@@ -11,11 +11,13 @@ from curation.models import Pool
 from paintapp.lib.exports import export_download_response, export_page, export_request
 from paintapp.lib.storage import stored_png_response
 from painting.probing import recipe_probe
-from painting.selectors import UnknownRecipe, recipe_get, recipe_name_matching, recipe_names
+from painting.selectors import UnknownRecipe, recipe_get, recipe_names
+from training import gallery_selectors, selectors, services
 from training import metrics as keys
-from training import selectors, services
+from training.deletion_selectors import resume_redo, run_deletion
 from training.export.model import MERGE_PENDING, ModelExportError, merge_request, merge_state
 from training.forms import LaunchForm
+from training.generation_speeds import generation_speeds
 from training.models import Rollout, RolloutTurn, Run, RunExport, SftDataset
 from training.stats import run_thirds
 from training.trainer.tracking import tracking_places
@@ -30,30 +32,14 @@ def runs(request):
 @require_http_methods(["GET", "POST"])
 def launch(request):
     form_kwargs = {"recipe_names": recipe_names(), "default_base_model": services.default_base_model()}
-    initial = {}
-    source_id = request.GET.get("from")
-    if source_id:  # "duplicate as new run" pre-fills the form from an existing run
-        source = get_object_or_404(Run, pk=source_id)
-        recipe = recipe_name_matching(source.recipe) or source.recipe_name  # its recipe, not a preset renamed since
-        # Read through RunArguments: a run stored before a key was replaced fills its successor.
-        initial = {**source.arguments.to_dict(), "pool": source.pool_id, "recipe": recipe,
-                   "base_model": source.base_model, "subjects": source.subjects, "seed": source.seed,
-                   "name": f"{source.name} (copy)", "kind": source.kind, "sft_dataset": source.sft_dataset_id,
-                   "init_run": source.init_run_id}
-    elif request.GET.get("init_run", "").isdigit():  # "Train with GRPO from this run" on an SFT run's page
-        sft = get_object_or_404(Run, pk=request.GET["init_run"], kind=Run.Kind.SFT)
-        sft_args = sft.arguments
-        initial = {"kind": Run.Kind.GRPO, "init_run": sft.id, "pool": sft.pool_id, "base_model": sft.base_model,
-                   "recipe": recipe_name_matching(sft.recipe) or sft.recipe_name, "subjects": sft.subjects,
-                   "seed": sft.seed, "name": f"GRPO from #{sft.id} {sft.name}"[:120],
-                   **{key: getattr(sft_args, key) for key in services.CONTINUED_LORA}}
-    elif request.GET.get("sft_dataset", "").isdigit():  # "Train SFT on this dataset"
-        dataset = get_object_or_404(SftDataset, pk=request.GET["sft_dataset"])
-        initial = {"kind": Run.Kind.SFT, "sft_dataset": dataset.id, "pool": dataset.pool_id}
+    try:
+        initial = selectors.launch_initial(request.GET)
+    except (Run.DoesNotExist, SftDataset.DoesNotExist):
+        raise Http404("no such run or SFT dataset") from None
     form = LaunchForm(request.POST or None, initial=initial, **form_kwargs)
     if "check" in request.POST:  # the parts table for the chosen recipe (an htmx fragment, or the page)
         context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout(),
-                   "generation_speeds": selectors.generation_speeds(), **_recipe_probe(request.POST)}
+                   "generation_speeds": generation_speeds(), **_recipe_probe(request.POST)}
         if request.htmx:
             return render(request, "painting/_recipe_probe.html", context)
         return render(request, "training/launch.html", context)
@@ -74,7 +60,7 @@ def launch(request):
             messages.success(request, f"Launched {run.name}. It starts as soon as a train worker is free.")
             return redirect("training:run", run_id=run.id)
     context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout(),
-               "generation_speeds": selectors.generation_speeds(), "probe": probe}
+               "generation_speeds": generation_speeds(), "probe": probe}
     return render(request, "training/launch.html", context, status=400 if form.errors else 200)
 
 
@@ -111,7 +97,7 @@ def run_detail(request, run_id: int):
             for other in compared
         ],
         "thirds": [(r, run_thirds(r)) for r in [run, *compared]],
-        "redo": selectors.resume_redo(run) if run.is_resumable else None,
+        "redo": resume_redo(run) if run.is_resumable else None,
         "time_left": selectors.time_left_s(run),
         "tracking": tracking_places(run),
         "merge": merge_state(run),
@@ -181,7 +167,7 @@ def run_delete(request, run_id: int):
             return redirect("training:delete", run_id=run_id)
         messages.success(request, f"Deleted {run.name} with its steps, rollouts and files.")
         return redirect("training:runs")
-    return render(request, "training/delete_confirm.html", {"run": run, "deletion": selectors.run_deletion(run)})
+    return render(request, "training/delete_confirm.html", {"run": run, "deletion": run_deletion(run)})
 
 
 @require_POST
@@ -200,13 +186,13 @@ def run_merge(request, run_id: int):
 def gallery(request, run_id: int):
     """Every rollout of a run: rows per step (newest first) or ranked by reward, filtered."""
     run = get_object_or_404(Run.objects.select_related("pool"), pk=run_id)
-    flt = selectors.GalleryFilter.from_query(request.GET)
+    flt = gallery_selectors.GalleryFilter.from_query(request.GET)
     turns = run.arguments.turns
-    sorts = selectors.GALLERY_SORTS if turns > 1 else {
-        key: label for key, label in selectors.GALLERY_SORTS.items() if key not in selectors.CHAIN_ONLY_SORTS}
+    sorts = gallery_selectors.GALLERY_SORTS if turns > 1 else {
+        key: label for key, label in gallery_selectors.GALLERY_SORTS.items() if key not in gallery_selectors.CHAIN_ONLY_SORTS}
     context = {
-        "run": run, "filter": flt, "page": selectors.gallery_page(run, flt), "turns": turns,
-        "sorts": sorts, "states": selectors.GALLERY_STATES, "chains": selectors.GALLERY_CHAINS,
+        "run": run, "filter": flt, "page": gallery_selectors.gallery_page(run, flt), "turns": turns,
+        "sorts": sorts, "states": gallery_selectors.GALLERY_STATES, "chains": gallery_selectors.GALLERY_CHAINS,
         "part_names": tuple(keys.PART),
         "keys": keys.TEMPLATE_KEYS,
     }

@@ -249,7 +249,7 @@ def test_a_turn_that_lost_its_reward_to_infrastructure_says_so_and_the_rollout_r
 
 
 def test_the_code_diff_keeps_removed_lines_that_start_with_dashes_and_counts_each_kind():
-    from training.selectors import code_diff
+    from training.chain_selectors import code_diff
 
     diff = code_diff("let i = 3;\n--i;\nbrush.circle(1, 2, 3);\n", "let i = 3;\nbrush.circle(1, 2, 4);\n++i;\n")
     assert [(line.kind, line.text) for line in diff.lines] == [

@@ -8,7 +8,7 @@ import pytest
 
 from tests.curation.factories import make_pool
 from tests.training.factories import make_measured_run as measured_run
-from training import selectors, services
+from training import generation_speeds, services
 from training.arguments import RunArguments
 from training.models import Run
 
@@ -38,7 +38,7 @@ def test_each_box_models_and_backends_speed_is_the_median_of_its_runs_steps_afte
     measured_run(pool, host="other-box", base_model=QWEN3_4B, generation="generate", rates=[999])  # one step: itself
     measured_run(pool, host="gpu-box", base_model="Qwen/Qwen3.5-35B-A3B", generation="vllm-colocate", rates=[5, 900])
 
-    speeds = selectors.generation_speeds()
+    speeds = generation_speeds.generation_speeds()
     table = [(s.host, s.base_model, s.backend, s.tokens_per_s, s.runs) for s in speeds]
     assert table == [
         ("gpu-box", "Qwen/Qwen3-4B", "compiled", 3000.0, (second.id, first.id)),  # medians 2900 and 3100
@@ -46,7 +46,7 @@ def test_each_box_models_and_backends_speed_is_the_median_of_its_runs_steps_afte
         ("gpu-box", "Qwen/Qwen3.5-35B-A3B", "vllm-colocate", 900.0, (table[2][4][0],)),
         ("other-box", "Qwen/Qwen3-4B", "generate", 999.0, (table[3][4][0],)),
     ]
-    assert selectors.measured_generation(host="gpu-box", base_model=QWEN3_4B) == {"compiled": 3000.0, "generate": 149.0}
+    assert generation_speeds.measured_generation(host="gpu-box", base_model=QWEN3_4B) == {"compiled": 3000.0, "generate": 149.0}
 
 
 def test_the_launch_form_shows_the_measured_speeds_with_links_to_their_runs(signed_in, pool):

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from paintapp.lib.storage import stored_png_response
 from paintenv.gate import MAX_SOURCE_CHARS
-from training import selectors as training_selectors
+from training.chain_selectors import rollout_chain
 from training.editor import presenters, preview, selectors, services
 from training.failures import failure_label
 from training.models import Revision, Rollout
@@ -107,7 +107,7 @@ def _page_context(request, rollout: Rollout, revision: Revision | None) -> dict:
         "promoted": selectors.promoted_reference(rollout),
         "promotion_refusal": services.promotion_refusal(rollout),
         "original_failure": failure_label(rollout.violations) if not rollout.passed else "",
-        "chain": training_selectors.rollout_chain(rollout),
+        "chain": rollout_chain(rollout),
         "editor_config": {
             "rolloutId": rollout.id,
             "lintUrl": reverse("training:sketch-lint"),

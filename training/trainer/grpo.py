@@ -27,8 +27,8 @@ from django.db import DatabaseError, close_old_connections
 from paintapp.lib.db import outlasting_restarts
 from paintenv.prompts import build_messages, make_subject
 from training.arguments import RunArguments
+from training.generation_speeds import measured_generation
 from training.models import Run
-from training.selectors import measured_generation
 from training.trainer import lora_reach, private_api, together
 from training.trainer.backends import FOLDING_BACKENDS, auto_candidates
 from training.trainer.feedback_images import painting_encoder

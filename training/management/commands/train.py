@@ -15,7 +15,7 @@ from training import services
 from training.arguments import RunArguments, argument_spec, argument_specs
 from training.management.follow import ending, follow_run
 from training.models import Run, SftDataset
-from training.selectors import sft_dataset_get
+from training.sft_selectors import sft_dataset_get
 
 
 class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
