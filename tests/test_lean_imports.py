@@ -44,6 +44,7 @@ from paintapp.celery import app
 app.loader.import_default_modules()  # every app's tasks, as a worker loads them
 import training.trainer.grpo, training.trainer.callbacks, training.trainer.rewarding, training.trainer.turns
 import training.trainer.revision_trainer, training.trainer.sft, training.trainer.warm_start, training.trainer.lifecycle
+import training.trainer.steps
 import training.management.commands.train_process
 call_command("migrate", verbosity=0)
 call_command("check")

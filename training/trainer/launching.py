@@ -74,7 +74,7 @@ def launch_command(*, run_id: int, task_id: str, checkpoint: Path | None, proces
 def train_in_processes(*, run_id: int, task_id: str, checkpoint: Path | None, processes: int,
                        config_file: str) -> dict:
     """Run the training processes to their end; the outcome the main one wrote (a
-    training.trainer.grpo.Outcome as a dict). ProcessesFailed with the failing process's traceback."""
+    training.trainer.steps.Outcome as a dict). ProcessesFailed with the failing process's traceback."""
     if config_file and not Path(config_file).is_file():
         raise ProcessesFailed(f"accelerate_config {config_file!r} is not a file on the train worker's machine "
                               f"({socket.gethostname()})")

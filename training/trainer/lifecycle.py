@@ -34,9 +34,9 @@ from training.arguments import RunArguments, batch_layout
 from training.models import Rollout, Run, Step
 from training.trainer import checkpoint_store
 from training.trainer.checkpoints import checkpoint_step, discard_incomplete, last_checkpoint
-from training.trainer.grpo import Outcome, train_steps
 from training.trainer.launching import ProcessesFailed, train_in_processes
 from training.trainer.pausing import WorkersMissing, run_pause
+from training.trainer.steps import Outcome, train_steps
 
 log = logging.getLogger(__name__)
 

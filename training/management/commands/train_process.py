@@ -10,8 +10,8 @@ from django.core.management.base import BaseCommand
 
 from training.models import Run
 from training.trainer import together
-from training.trainer.grpo import train_steps
 from training.trainer.launching import report_outcome, reporting_failure, watch_parent
+from training.trainer.steps import train_steps
 
 
 class Command(BaseCommand):
