@@ -31,3 +31,20 @@ def test_the_circle_check_finds_a_circle(tmp_path, monkeypatch):
     (tmp_path / "loop" / "b.py").write_text("def f():\n    from loop import a\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     assert circles("loop") == [("loop.a", "loop.b")]
+
+
+def folder_pairs(package: str) -> list[tuple[str, str]]:
+    """Each pair of the package's sub-folders (packages) where each imports the other."""
+    graph = grimp.build_graph(package)
+    folders = {m for m in graph.modules if m != package and graph.find_children(m)}
+
+    def folder(module: str) -> str | None:
+        return max((f for f in folders if module == f or module.startswith(f + ".")), key=len, default=None)
+
+    edges = {(folder(m), folder(i)) for m in graph.modules for i in graph.find_modules_directly_imported_by(m)
+             if i.split(".")[0] == package}
+    return sorted({tuple(sorted(e)) for e in edges if None not in e and e[0] != e[1] and e[::-1] in edges})
+
+
+def test_no_two_folders_of_training_import_each_other():
+    assert folder_pairs("training") == []
