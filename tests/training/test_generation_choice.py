@@ -98,7 +98,7 @@ def test_a_backend_named_at_launch_is_kept(pool, monkeypatch, settings, empty_hu
 @pytest.mark.django_db(transaction=True)  # the trainer's reads outlast restarts: they close stale connections
 def test_without_a_gpu_worker_the_trainer_resolves_auto_on_its_own_box_and_records_it(pool, monkeypatch, settings,
                                                                                       tiny_model, no_worker):
-    from training.trainer.grpo import resolved_generation
+    from training.trainer.auto_generation import resolved_generation
 
     settings.LAUNCH_CHECKS_WORKERS = False
     run = services.run_launch(pool=pool, recipe_name="studio-judge-led", base_model=tiny_model, arguments={})

@@ -15,28 +15,20 @@ checkpoint and in how many processes, and writes how the run ended.
 """
 from __future__ import annotations
 
-import importlib.util
-import logging
 import random
-import socket
-from dataclasses import replace
-
-from django.db import DatabaseError
 
 from paintenv.prompts import build_messages, make_subject
 from training.arguments import RunArguments
-from training.generation_speeds import measured_generation
 from training.models import Run
-from training.trainer import lora_reach, private_api, together
-from training.trainer.backends import FOLDING_BACKENDS, auto_candidates
+from training.trainer import lora_reach, private_api
+from training.trainer.auto_generation import resolved_generation
+from training.trainer.backends import FOLDING_BACKENDS
 from training.trainer.feedback_images import painting_encoder
 from training.trainer.lora_reach import lora_config
 from training.trainer.model_loading import load_processing_class
 from training.trainer.tracking import grpo_tracking_arguments
 from training.trainer.trl_config import grpo_config_of
 from training.trainer.turns import RevisionRollout
-
-log = logging.getLogger(__name__)
 
 
 def training_dataset(run: Run, args: RunArguments):
@@ -105,34 +97,3 @@ def build_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int 
     )
     lora_reach.report(trainer.model)
     return trainer
-
-
-def resolved_generation(run: Run, args: RunArguments) -> RunArguments:
-    """A run still at `auto` (launched where no GPU train worker answered) takes its backend here,
-    on the box that trains it (training/trainer/backends.py auto_candidates), and keeps it: the run's
-    stored arguments name what it generated with, which is what later launches on this box compare."""
-    if args.generation != "auto":
-        return args
-
-    def choose() -> tuple[str, str]:
-        import torch
-
-        cuda = torch.cuda.is_available()
-        try:
-            measured = measured_generation(host=socket.gethostname(), base_model=run.base_model) if cuda else {}
-        except DatabaseError:  # the measurements are evidence, not a need: decide without them
-            log.warning("run %s: the measured generation speeds cannot be read", run.id, exc_info=True)
-            measured = {}
-        backend, why = auto_candidates(cuda=cuda, vllm=importlib.util.find_spec("vllm") is not None,
-                                       measured=measured)[0]
-        try:
-            stored = Run.objects.filter(id=run.id).values_list("hyperparameters", flat=True).first()
-            Run.objects.filter(id=run.id).update(hyperparameters={**(stored or run.hyperparameters), "generation": backend})
-        except DatabaseError:  # the run trains all the same; its page then still says auto
-            log.warning("run %s: could not record generation %s", run.id, backend, exc_info=True)
-        return backend, why
-
-    backend, why = together.main_decides(choose)
-    log.info("run %s: generation auto -> %s (%s)", run.id, backend, why)
-    run.hyperparameters = {**run.hyperparameters, "generation": backend}
-    return replace(args, generation=backend)
