@@ -33,11 +33,11 @@ django.setup()
 
 from paintenv.gate import gate_reply  # noqa: E402
 from paintenv.prompts import SUBJECTS, build_messages, make_subject  # noqa: E402
-from training.grpo.backends import FOLDING_BACKENDS  # noqa: E402
-from training.grpo.config import RunArguments  # noqa: E402
-from training.grpo.lora_reach import lora_config  # noqa: E402
-from training.grpo.rewarding import completion_text  # noqa: E402
-from training.grpo.trl_config import grpo_config_of  # noqa: E402
+from training.arguments import RunArguments  # noqa: E402
+from training.trainer.backends import FOLDING_BACKENDS  # noqa: E402
+from training.trainer.lora_reach import lora_config  # noqa: E402
+from training.trainer.rewarding import completion_text  # noqa: E402
+from training.trainer.trl_config import grpo_config_of  # noqa: E402
 
 
 class GateReward:
@@ -59,7 +59,7 @@ def measure(model: str, generation: str, layout: str, steps: int, max_completion
     from datasets import Dataset
     from transformers import TrainerCallback
 
-    from training.grpo.generation import StudioGRPOTrainer
+    from training.trainer.generation import StudioGRPOTrainer
 
     per_device, accumulation = (int(n) for n in layout.split("x"))
     args = RunArguments(max_steps=steps, generation=generation, per_device_train_batch_size=per_device,

@@ -78,9 +78,9 @@ def measure(model_dir: str, completion_tokens: int, steps: int) -> dict:
     from trl import GRPOConfig, GRPOTrainer
 
     from paintenv.prompts import build_messages, make_subject
-    from training.grpo.config import RunArguments, batch_layout
-    from training.grpo.model_loading import load_processing_class
-    from training.grpo.trainer import lora_config
+    from training.arguments import RunArguments, batch_layout
+    from training.trainer.lora_reach import lora_config
+    from training.trainer.model_loading import load_processing_class
 
     hf_logging.set_verbosity_error()
     warnings.filterwarnings("ignore")

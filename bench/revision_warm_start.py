@@ -74,7 +74,7 @@ def main() -> int:
     from paintenv.quality import load_quality
     from paintenv.renderer import Renderer
     from paintenv.reward import PRESETS
-    from training.grpo.model_loading import architecture
+    from training.trainer.model_loading import architecture
 
     torch.set_num_threads(args.threads)
     info = read_model_info(args.model)

@@ -24,7 +24,7 @@ and stops itself:
 3. SFTs the weak base on it (an SFT run on the train worker, LoRA as GRPO's);
 4. per model (the weak base; the weak base + the SFT run's adapter): samples `--samples`
    sketches (the four first hibiscus subjects in turn, the same torch seed for both models)
-   and judges them through the studio's pipeline (`training.evaluation.evaluate_replies` on the
+   and judges them through the studio's pipeline (`training.trainer.evaluation.evaluate_replies` on the
    SFT run, nothing stored: its arguments and render seeds): gate pass, render pass and the
    held-out reward (recipe studio-hps-only: gate, length and the features quality scorer; no
    judge, so no reference is drawn and the pool's eval split only keeps its code out of the
@@ -86,7 +86,7 @@ from paintapp.lib.workers import answering_queues  # noqa: E402
 from paintenv.prompts import SUBJECTS  # noqa: E402
 from training import services  # noqa: E402
 from training.models import Run, Step  # noqa: E402
-from training.sft.dataset import SftSources  # noqa: E402
+from training.sft_dataset import SftSources  # noqa: E402
 
 CORPUS = REPO / "tests" / "paintenv" / "corpus" / "good"
 SUBJECT_TEXTS = [s.text for s in SUBJECTS[:4]]  # hibiscus: what the weak base was built on
@@ -314,8 +314,8 @@ def evaluate(label: str, base: Path, adapter: Path | None, run: Run, samples: in
     """`samples` sketches from base (+ adapter), the subjects in turn, judged through the pipeline."""
     import torch
 
-    from training.evaluation import evaluate_replies, sample_replies
-    from training.grpo.model_loading import load_adapted_model
+    from training.trainer.evaluation import evaluate_replies, sample_replies
+    from training.trainer.model_loading import load_adapted_model
 
     model, processing = load_adapted_model(base, adapter)
     per_subject = max(1, samples // len(SUBJECT_TEXTS))

@@ -49,7 +49,7 @@ def seed(steps: int, rollouts: int) -> int:
     from paintapp.lib.storage import store_content_addressed
     from paintenv.reward import PRESETS
     from tests.curation.factories import png_bytes
-    from training.grpo.config import RunArguments
+    from training.arguments import RunArguments
     from training.models import Rollout, Run, Step
 
     user, _ = get_user_model().objects.get_or_create(username="bench", defaults={"is_staff": True})

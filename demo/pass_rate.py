@@ -13,7 +13,7 @@ from typing import Any
 from demo.tiny_model import read_model_info
 from demo.tiny_model import torch_threads as limit_torch_threads  # its own argument is `torch_threads`
 from paintenv.prompts import SUBJECTS
-from training.grpo.model_loading import architecture
+from training.trainer.model_loading import architecture
 
 
 def sample_chats(

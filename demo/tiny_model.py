@@ -32,7 +32,7 @@ from paintenv.prompts import SUBJECTS
 from paintenv.renderer import Renderer, RenderUnavailable
 from paintenv.seedgen import revisions as seedgen_revisions
 from paintenv.seedgen.revisions import Revision, RevisionScoring, revision_examples
-from training.grpo.model_loading import architecture
+from training.trainer.model_loading import architecture
 
 __all__ = [
     "SPEC_FILE",

@@ -12,9 +12,9 @@ from django.utils import timezone
 from paintapp.celery import QUEUES, app
 from paintapp.lib.workers import live_workers
 from system.capabilities import chromium_info
-from training.grpo.model_loading import accepts_images
 from training.models import Run
 from training.services import default_base_model
+from training.trainer.model_loading import accepts_images
 
 # How many of the newest runs' base models the System page lists (besides the default).
 RECENT_RUNS = 20

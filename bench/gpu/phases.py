@@ -61,7 +61,7 @@ def preflight(spec: dict[str, Any]) -> dict[str, Any]:
     import transformers  # noqa: F401 - the imports the trainer needs, before any phase relies on them
     import trl  # noqa: F401
 
-    from training.grpo.generation import StudioGRPOTrainer  # noqa: F401
+    from training.trainer.generation import StudioGRPOTrainer  # noqa: F401
 
     say("imported torch, transformers, TRL and the trainer")
     result: dict[str, Any] = {"versions": versions, "python": sys.version.split()[0], "cuda": torch.cuda.is_available(),
@@ -104,12 +104,12 @@ def grpo(spec: dict[str, Any]) -> dict[str, Any]:
 
     from bench.gpu.shapes import studio_prompt
     from training import metrics as keys
-    from training.grpo.backends import PREALLOCATED_CACHE
-    from training.grpo.config import RunArguments
-    from training.grpo.generation import StudioGRPOTrainer
-    from training.grpo.lora_reach import lora_config
-    from training.grpo.trl_config import grpo_config_of
+    from training.arguments import RunArguments
     from training.memory import PROMPT_TOKENS, ModelShape, run_budget
+    from training.trainer.backends import PREALLOCATED_CACHE
+    from training.trainer.generation import StudioGRPOTrainer
+    from training.trainer.lora_reach import lora_config
+    from training.trainer.trl_config import grpo_config_of
 
     backend = spec["backend"]
     fold = backend != "generate-unfolded"

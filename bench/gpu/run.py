@@ -42,10 +42,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from training.grpo.backends import PREALLOCATED_CACHE  # noqa: E402 - light: the dry run imports no torch
-from training.grpo.config import RunArguments  # noqa: E402
+from training.arguments import RunArguments  # noqa: E402
 from training.memory import HPSV3_GIB, PROMPT_TOKENS, ModelShape, run_budget  # noqa: E402
 from training.presets import QWEN3_4B_CONFIG, QWEN3_4B_PARAMETERS  # noqa: E402
+from training.trainer.backends import PREALLOCATED_CACHE  # noqa: E402 - light: the dry run imports no torch
 
 BUNDLE = REPO / "var" / "gpu-bench"
 PHASES_SCRIPT = REPO / "bench" / "gpu" / "phases.py"
