@@ -34,7 +34,7 @@ class S3Server:
             try:
                 requests.get(self.endpoint, timeout=1)
                 break
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):  # not up yet, or still importing under load
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     raise RuntimeError("the S3 server did not start") from None
                 time.sleep(0.2)
