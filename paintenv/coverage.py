@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import accumulate
 
 from tree_sitter import Node
@@ -44,14 +45,14 @@ MARKER_CLAIM = "__paintClaimRan"  # /shadows.js's export that hands the marker f
 _FUNCTIONS = frozenset({"function_declaration", "generator_function_declaration", "function_expression",
                         "function", "generator_function", "arrow_function", "method_definition"})
 # Parent types whose body is run only sometimes, and the field that holds it.
-_BODIES = {"if_statement": ("consequence",), "for_statement": ("body",), "for_in_statement": ("body",),
-           "while_statement": ("body",), "do_statement": ("body",), "with_statement": ("body",)}
+_BODIES = {"if_statement": "consequence", "for_statement": "body", "for_in_statement": "body",
+           "while_statement": "body", "do_statement": "body", "with_statement": "body"}
 _LOGICAL = frozenset({"&&", "||", "??"})
 _LOGICAL_ASSIGN = frozenset({"&&=", "||=", "??="})
 _NOT_STATEMENTS = frozenset({"comment", "html_comment", "{", "}"})
 
 
-@dataclass
+@dataclass(frozen=True)
 class Instrumented:
     """The sketch with markers, and what each marker covers."""
 
@@ -114,6 +115,7 @@ def executed_ranges(ranges: list[tuple[int, int, int]], length: int) -> list[tup
     return out
 
 
+@lru_cache(maxsize=256)  # a determinism twin, a retry and the editor render the same sketch again
 def instrument(code: str) -> Instrumented | None:
     """The sketch with a marker for each piece of code that may or may not run, or None
     where markers cannot be placed with certainty (the gate's parser finds an error in the
@@ -176,10 +178,9 @@ class _Placer:
             if kind in _FUNCTIONS:
                 self._function(node, depth)
             elif kind in _BODIES:
-                for field_name in _BODIES[kind]:
-                    body = node.child_by_field_name(field_name)
-                    if body is not None:
-                        self._body(body, body, depth)
+                body = node.child_by_field_name(_BODIES[kind])
+                if body is not None:
+                    self._body(body, body, depth)
             elif kind == "else_clause":
                 body = next((c for c in node.named_children if c.type not in _NOT_STATEMENTS), None)
                 if body is not None:
@@ -221,7 +222,7 @@ class _Placer:
             return
         k = self._marker(node.start_byte, node.end_byte)
         self._open(colon.end_byte, depth, self._call(k))
-        self._statement_list(node, [c for c in node.children_by_field_name("body")], depth)
+        self._statement_list(node, node.children_by_field_name("body"), depth)
 
     def _function(self, node: Node, depth: int) -> None:
         body = node.child_by_field_name("body")
