@@ -117,6 +117,18 @@ class PostgresServer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def _forget_subscriptions(backend) -> None:
+    """The dropped backend's result subscriptions, closed and forgotten: a task result of the
+    old URLs collected later (AsyncResult.__del__ unsubscribes) would otherwise retry its
+    stopped Redis for 20 s in whichever thread the collector ran, e.g. the live server's
+    serving a later test's page."""
+    consumer = getattr(backend, "result_consumer", None)
+    if consumer is not None and hasattr(consumer, "subscribed_to"):
+        consumer.stop()
+        consumer._pubsub = None
+        consumer.subscribed_to.clear()
+
+
 @contextmanager
 def celery_pointed_at(broker_url: str, result_url: str) -> Iterator[None]:
     """This process's Celery app (task sends, worker pings) on another broker for a while.
@@ -137,6 +149,7 @@ def celery_pointed_at(broker_url: str, result_url: str) -> Iterator[None]:
     try:
         yield
     finally:
+        _forget_subscriptions(app._backend)
         point(*saved)
 
 
