@@ -6,9 +6,10 @@ import time
 from training.models import Run
 
 # A few cheap steps of the tiny model: small groups (one a step, in the published layout of one
-# completion per pass: 1 × 4), small renders, a checkpoint every step.
+# completion per pass: 1 × 4), small renders, a checkpoint every step, and the held-out
+# evaluation's smallest sample (one reply a subject; the tests of evaluation ask for more).
 FAST = {"num_generations": 4, "gradient_accumulation_steps": 4, "render_size": 128, "max_completion_length": 384, "checkpoint_every": 1,
-        "warmup_steps": 1, "render_deadline_s": 60, "score_deadline_s": 60}
+        "warmup_steps": 1, "render_deadline_s": 60, "score_deadline_s": 60, "eval_samples_per_subject": 1}
 # For tests of the run's mechanics only (steps, groups, stop and resume): the tiny model never
 # ends a sketch, so its every completion runs to max_completion_length and fails the gate as
 # truncated, at 384 tokens as at 64; generating the 320 more cost most of each step.

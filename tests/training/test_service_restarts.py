@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 STEPS = 2
 # The painter writes sketches that pass the gate at this length, so step 2 has renders to wait on.
-ARGS = FAST | {"max_steps": STEPS, "max_completion_length": 1024, "eval_samples_per_subject": 1}
+ARGS = FAST | {"max_steps": STEPS, "max_completion_length": 1024}
 OUTAGE_S = 3.0
 
 

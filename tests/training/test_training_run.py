@@ -101,7 +101,7 @@ def test_a_run_with_a_hub_repo_pushes_its_latest_checkpoint_and_its_adapter_ther
         for queue in ("train", "render", "score"):
             start_worker(queue)
         run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=tiny_model,
-                                  arguments=MECHANICS | {"max_steps": 2, "hub_model_id": "ada/hibiscus-grpo"})
+                                  arguments=MECHANICS | {"max_steps": 1, "hub_model_id": "ada/hibiscus-grpo"})
         run = wait_until_ended(run)
     assert run.status == "finished", run.error
     assert hub.created["ada/hibiscus-grpo"]["visibility"] == "private"

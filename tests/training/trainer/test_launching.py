@@ -72,7 +72,7 @@ def test_a_two_process_run_without_render_workers_pauses_and_resumes_to_finish_w
     start_worker("score")
     render = start_worker("render")
     run = services.run_launch(pool=pool, recipe_name="studio-hps-only", base_model=painter_model, arguments=TWO_PROCESSES | {
-        "max_steps": 3, "render_deadline_s": 10, "checkpoint_every": 100, "eval_samples_per_subject": 1})
+        "max_steps": 3, "render_deadline_s": 10, "checkpoint_every": 100})
     wait_for(lambda: Step.objects.filter(run=run, step=1).exists(), 400, "step 1")
     render.stop()
     run = wait_until_ended(run, timeout=300, ends=("waiting", "failed"))
