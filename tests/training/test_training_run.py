@@ -128,13 +128,17 @@ def test_stop_ends_the_run_after_a_step_and_resume_continues_without_duplicates(
     assert run.resumed_from.rsplit("-", 1)[-1].isdigit()
 
 
-def test_a_crashing_reward_part_gives_none_and_never_kills_the_trainer(workers, pool, tiny_model):
+def test_a_crashing_reward_part_gives_none_and_never_kills_the_trainer(workers, pool, painter_model):
+    # The painter, whose sketches pass the gate and reach the quality part (the quick model's
+    # never did: none passed, and the test asserted nothing).
     recipe = PRESETS["studio-hps-only"].with_(quality="tests.support.broken_backends.ExplodingQualityScorer")
     painting_services.recipe_save(name="exploding", recipe=recipe)
-    run = services.run_launch(pool=pool, recipe_name="exploding", base_model=tiny_model, arguments=FAST | {"max_steps": 2})
+    run = services.run_launch(pool=pool, recipe_name="exploding", base_model=painter_model,
+                              arguments=FAST | {"max_steps": 2, "max_completion_length": 1024})
     run = wait_until_ended(run)
     assert run.status == "finished", run.error
     passed = Rollout.objects.filter(run=run, passed=True)
+    assert passed.exists(), [r.failure or r.violations for r in Rollout.objects.filter(run=run)]
     for r in passed:
         assert r.reward is None and "quality model crashed" in r.failure
     assert not Rollout.objects.filter(run=run, passed=True, reward=0.0).exists()
