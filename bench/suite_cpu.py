@@ -72,6 +72,7 @@ class Sampler:
     def __init__(self, current_dir: Path):
         self.current_dir = current_dir
         self.seen: dict[tuple[int, str], int] = {}
+        self.kinds: dict[tuple[int, str], str] = {}  # read once a process: /proc is read every half second
         self.by_test: collections.Counter[str] = collections.Counter()
         self.by_kind: collections.Counter[str] = collections.Counter()
         self.by_test_kind: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
@@ -106,11 +107,13 @@ class Sampler:
             spent = ticks - before if before is not None else (0 if first else ticks)
             if spent <= 0:
                 continue
-            try:
-                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                command = "?"
-            kind = process_kind(command)
+            kind = self.kinds.get((pid, started))
+            if kind is None:
+                try:
+                    command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                except OSError:
+                    command = "?"
+                kind = self.kinds[(pid, started)] = process_kind(command)
             test = "(no test: the pytest controller, services, the machine)"
             ancestor, hops = pid, 0
             while ancestor in processes and hops < 64:
