@@ -80,12 +80,17 @@ PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 # and 1.0 of 37.5 with these (blocks up to 32 MiB reused from the heap, which is never trimmed).
 # A training process keeps its peak heap; the train worker starts a fresh one per task.
 MALLOC_REUSE := MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=67108864
+# Where the machine's environment sets PYTHONDONTWRITEBYTECODE (container images do, these
+# machines too), every process the suite starts (~200: workers, trainers, commands) would compile
+# the project's modules from source (0.3-0.5 CPU s a worker) and each test process would rewrite
+# every test module's asserts again (~4 CPU s): the suite writes bytecode (git ignores it).
+SUITE_ENV := PYTHONDONTWRITEBYTECODE= $(MALLOC_REUSE)
 
 test: setup services
-	$(MALLOC_REUSE) $(PYTEST)
+	$(SUITE_ENV) $(PYTEST)
 
 test-fast: setup services
-	$(MALLOC_REUSE) $(PYTEST) -m "not slow"
+	$(SUITE_ENV) $(PYTEST) -m "not slow"
 
 worker-train:
 	$(MALLOC_REUSE) $(VENV)/bin/celery -A paintapp worker -Q train -c 1 -n train@%h --loglevel=INFO --max-tasks-per-child=1

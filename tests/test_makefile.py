@@ -59,3 +59,11 @@ def test_the_suite_and_the_train_worker_reuse_freed_blocks_instead_of_faulting_i
     assert tunables[0] and tunables[0] == tunables[1] == tunables[2]
     # glibc honours them: without, every freed block over its thresholds goes back to the kernel
     assert _page_faults(tunables[0]) * 10 < _page_faults({})
+
+
+def test_the_suite_writes_bytecode_where_the_machines_environment_says_not_to():
+    line = planned("test").splitlines()[-1]
+    assignments = dict(word.split("=", 1) for word in line.split() if "=" in word and word.split("=", 1)[0].isupper())
+    done = subprocess.run([sys.executable, "-c", "import sys; print(sys.dont_write_bytecode)"], capture_output=True,
+                          text=True, timeout=30, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **assignments})
+    assert done.stdout.strip() == "False"
