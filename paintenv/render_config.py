@@ -105,10 +105,14 @@ def playwright_disabled_features() -> tuple[str, ...]:
     return _PLAYWRIGHT_DISABLED_FEATURES_FALLBACK
 
 
+def disabled_features_switch() -> str:
+    """Playwright's --disable-features list and ours in the one switch Chromium honours."""
+    return f"--disable-features={','.join(dict.fromkeys(playwright_disabled_features() + OUR_DISABLED_FEATURES))}"
+
+
 def chromium_args(config: RendererConfig, marker: str = "") -> list[str]:
     """The Chromium switches we add to Playwright's defaults (see bench/render.py)."""
-    features = list(dict.fromkeys(playwright_disabled_features() + OUR_DISABLED_FEATURES))
-    args = [f"--disable-features={','.join(features)}"]
+    args = [disabled_features_switch()]
     if config.gpu_mode == "swiftshader":
         # "Software only" compositing: WebGL still runs on SwiftShader, but nothing pretends
         # SwiftShader is a GPU. NEVER --use-angle=swiftshader without --disable-gpu: the

@@ -14,7 +14,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 import pytest  # noqa: E402
 import redis  # noqa: E402
 
-from paintenv.render_config import OUR_DISABLED_FEATURES, RendererConfig, playwright_disabled_features  # noqa: E402
+from paintenv.render_config import RendererConfig, disabled_features_switch  # noqa: E402
 from paintenv.renderer import Renderer  # noqa: E402
 from tests.support.painter import built_once, models_dir, painter_path, start_build, wait_for_build  # noqa: E402
 from tests.support.tiny_vlm import ensure_built as ensure_tiny_vlms  # noqa: E402
@@ -293,13 +293,12 @@ def chromium():
     from django.conf import settings
     from playwright.sync_api import sync_playwright
 
-    features = ",".join(dict.fromkeys(playwright_disabled_features() + OUR_DISABLED_FEATURES))
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=settings.CHROMIUM_PATH,
             headless=True,
             args=["--disable-gpu", "--no-sandbox", "--disable-background-networking", "--disable-component-update",
-                  f"--disable-features={features}"],
+                  disabled_features_switch()],
         )
         yield browser
         browser.close()
