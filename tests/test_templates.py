@@ -44,3 +44,19 @@ def test_a_continued_line_renders_as_one():
     source = 'a <b>{{ n }}</b>{% comment "continued" %}\n      {% endcomment %} (<code>x</code>)'
     assert CONTINUED.search(source)
     assert Template(source).render(Context({"n": 0})) == "a <b>0</b> (<code>x</code>)"
+
+
+def unclosed_comments(text: str) -> list[int]:
+    """Lines that open a `{# … #}` comment without closing it: Django's short comments end at the
+    line's end, so the rest is printed on the page as text."""
+    return [number for number, line in enumerate(text.splitlines(), 1) if re.search(r"\{#(?!.*#\})", line)]
+
+
+def test_no_short_comment_spans_lines():
+    found = {
+        path.relative_to(ROOT).as_posix(): lines
+        for path in sorted(TEMPLATES.rglob("*.html"))
+        if (lines := unclosed_comments(path.read_text(encoding="utf-8")))
+    }
+    assert not found, f"{{# … #}} comments over more than one line (use {{% comment %}}): {found}"
+    assert unclosed_comments("{# one line #}\n{# two\nlines #}") == [2]

@@ -40,8 +40,8 @@ def launch(request):
     if "check" in request.POST:  # the parts table for the chosen recipe (an htmx fragment, or the page)
         context = {"form": form, "seconds_per_rollout": selectors.seconds_per_rollout(),
                    "generation_speeds": generation_speeds(), **_recipe_probe(request.POST)}
-        if request.htmx:
-            return render(request, "painting/_recipe_probe.html", context)
+        if request.htmx:  # the table only: the button that asked is not swapped
+            return render(request, "painting/_recipe_probe.html#parts", context)
         return render(request, "training/launch.html", context)
     probe = None
     if request.method == "POST" and form.is_valid():

@@ -65,7 +65,8 @@ def test_the_launch_form_shows_the_chosen_recipes_parts_and_refuses_an_unreachab
     fragment = client.post(reverse("training:launch"), data | {"recipe": "studio-judge-led", "check": "1"},
                            headers={"HX-Request": "true"})
     html = fragment.content.decode()
-    assert fragment.status_code == 200 and "<html" not in html and html.lstrip().startswith('<div id="recipe-parts"')
+    assert fragment.status_code == 200 and "<html" not in html and html.lstrip().startswith('<table class="orders recipe-parts"')
+    assert 'id="recipe-parts"' not in html and "<button" not in html  # what goes into it; the button stays
     assert f"probed on {workers.hostname}" in html and "every weighted part answers" in html
     assert "pool taste:v1 has a taste model" in html
 
