@@ -19,7 +19,7 @@ from paintenv.renderer import Renderer  # noqa: E402
 from tests.support.painter import built_once, models_dir, painter_path, start_build, wait_for_build  # noqa: E402
 from tests.support.tiny_vlm import ensure_built as ensure_tiny_vlms  # noqa: E402
 from tests.support.vlm_server import VLMServer  # noqa: E402
-from tests.support.workers import REPO, BeatProcess, WorkerProcess  # noqa: E402
+from tests.support.workers import REPO, BeatProcess, WorkerFleet, WorkerProcess  # noqa: E402
 
 # A test that uses one of these starts Chromium, a Celery worker, a live server or a model
 # build: it is `slow` (and `browser` when it drives the studio), so `make test-fast` skips it.
@@ -227,17 +227,34 @@ def database_url_for_workers() -> str:
     return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
 
 
+# Parked workers a pytest process keeps for later tests (tests/support/workers.py): the common
+# kinds (a run's train, render and score workers; the editor's render and score) fit.
+PARKED_WORKERS = 6
+
+
+@pytest.fixture(scope="session")
+def worker_fleet(_require_postgresql, tmp_path_factory):
+    """The workers tests left idle, parked for a later test that asks for the same kind; stopped
+    at the end of the session, before the test database goes."""
+    fleet = WorkerFleet(root=tmp_path_factory.mktemp("workers"), broker_url=TEST_BROKER_URL, keep=PARKED_WORKERS)
+    yield fleet
+    fleet.close()
+
+
 @pytest.fixture
-def worker_env(_require_postgresql, _empty_test_broker, tmp_path) -> dict[str, str]:
-    """The environment a worker subprocess needs to share this test's database and broker."""
+def worker_env(_require_postgresql, _empty_test_broker, worker_fleet, settings) -> dict[str, str]:
+    """The environment a worker subprocess needs to share this test's database and broker. Its
+    MEDIA_ROOT is the fleet's (a parked worker is taken again only with the same environment),
+    emptied for this test, and this process's too."""
+    settings.MEDIA_ROOT = worker_fleet.fresh_media()
     env = dict(os.environ)
     env.update(
         DJANGO_SETTINGS_MODULE="paintapp.settings",
         DATABASE_URL=database_url_for_workers(),
         CELERY_BROKER_URL=TEST_BROKER_URL,
         CELERY_RESULT_BACKEND=TEST_RESULT_URL,
-        PAINTAPP_VAR_DIR=str(tmp_path / "var"),
-        MEDIA_ROOT=str(tmp_path / "media"),
+        PAINTAPP_VAR_DIR=str(worker_fleet.var),
+        MEDIA_ROOT=str(settings.MEDIA_ROOT),
         PYTHONUNBUFFERED="1",
     )
     return env
@@ -259,27 +276,27 @@ def embedded_env(tmp_path) -> dict[str, str]:
 
 
 @pytest.fixture
-def start_worker(worker_env, tmp_path):
-    """Factory: start_worker("render", "score") -> a running WorkerProcess; all stopped at teardown."""
+def start_worker(worker_env, worker_fleet):
+    """Factory: start_worker("render", "score") -> a running WorkerProcess (a parked one of the same
+    kind, or a new one); at teardown each is parked for a later test if whole and idle, else stopped."""
     started: list[WorkerProcess] = []
 
     def start(*queues: str, concurrency: int = 1, pool: str = "prefork") -> WorkerProcess:
-        worker = WorkerProcess(
-            queues=queues, env=worker_env, concurrency=concurrency, pool=pool,
-            log_path=tmp_path / f"worker-{'-'.join(queues)}-{len(started)}.log",
-        )
+        worker = worker_fleet.start(queues=queues, concurrency=concurrency, pool=pool, env=worker_env)
         started.append(worker)
-        return worker.start()
+        return worker
 
     yield start
-    for worker in started:
-        worker.stop()
+    worker_fleet.release(started)
 
 
 @pytest.fixture
-def start_beat(worker_env, tmp_path):
+def start_beat(worker_env, worker_fleet, tmp_path):
     """Celery beat as a deployment runs it, sending the settings' schedule with the workers'
-    environment (set `worker_env` first, e.g. TRAINER_REAP_EVERY_S); stopped at teardown."""
+    environment (set `worker_env` first, e.g. TRAINER_REAP_EVERY_S); stopped at teardown. Its
+    schedule file (in the fleet's VAR_DIR) starts afresh, as in a test of its own."""
+    for schedule in worker_fleet.var.glob("celerybeat-schedule*"):
+        schedule.unlink()
     beat = BeatProcess(env=worker_env, log_path=tmp_path / "beat.log")
     yield beat.start
     beat.stop()

@@ -85,7 +85,7 @@ def render_only(*sketches: str, deadline_s: float, executor: Workers | None = No
 
 
 def test_without_a_render_worker_the_reward_is_none_at_the_deadline_and_the_expired_task_never_runs(
-    start_worker, worker_env, tmp_path, no_worker
+    start_worker, worker_env, no_worker
 ):
     painted = render_only(MINIMAL, deadline_s=1.0).paintings[0]
     assert painted.reward is None and "not back by the stage's 1 s deadline; revoked" in painted.failure
@@ -95,7 +95,7 @@ def test_without_a_render_worker_the_reward_is_none_at_the_deadline_and_the_expi
     # expired task before it, and discarded it.
     later = render_only(GOOD, deadline_s=60).paintings[0]
     assert later.reward == 1.0, later.failure
-    assert renders_stored(tmp_path / "media") == [Path(later.render["png_path"]).name]
+    assert renders_stored(Path(worker_env["MEDIA_ROOT"])) == [Path(later.render["png_path"]).name]
 
 
 def test_a_render_still_running_at_the_deadline_is_terminated_so_the_next_batch_gets_the_worker(

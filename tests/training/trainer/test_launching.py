@@ -30,7 +30,7 @@ def pool(curator):
 
 
 def worker_log(worker) -> str:
-    return Path(worker.log_path).read_text(errors="replace")
+    return worker.log_text()
 
 
 @pytest.mark.slow
