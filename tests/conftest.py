@@ -202,7 +202,10 @@ def _isolated_django_settings(request, tmp_path):
     } & set(request.fixturenames)
     if uses_django:
         settings = request.getfixturevalue("settings")
-        settings.MEDIA_ROOT = tmp_path / "media"
+        # A test with workers shares their MEDIA_ROOT (the fleet's, emptied for it) from its start,
+        # before its other fixtures store references and paintings there.
+        uses_workers = "worker_env" in request.fixturenames
+        settings.MEDIA_ROOT = request.getfixturevalue("worker_fleet").fresh_media() if uses_workers else tmp_path / "media"
         settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
@@ -245,8 +248,7 @@ def worker_fleet(_require_postgresql, tmp_path_factory):
 def worker_env(_require_postgresql, _empty_test_broker, worker_fleet, settings) -> dict[str, str]:
     """The environment a worker subprocess needs to share this test's database and broker. Its
     MEDIA_ROOT is the fleet's (a parked worker is taken again only with the same environment),
-    emptied for this test, and this process's too."""
-    settings.MEDIA_ROOT = worker_fleet.fresh_media()
+    emptied for this test, and this process's too (`_isolated_django_settings`)."""
     env = dict(os.environ)
     env.update(
         DJANGO_SETTINGS_MODULE="paintapp.settings",

@@ -139,6 +139,7 @@ class WorkerFleet:
         self.media, self.var = root / "media", root / "var"
         root.mkdir(parents=True, exist_ok=True)
         self.parked: list[WorkerProcess] = []
+        self.every: list[WorkerProcess] = []  # all it started: close() leaves none running
         self.started = self.reused = 0
 
     def fresh_media(self) -> Path:
@@ -161,6 +162,7 @@ class WorkerFleet:
         self.started += 1
         worker = WorkerProcess(queues=queues, env=dict(env), concurrency=concurrency, pool=pool, kind=kind,
                                log_path=self.root / f"worker-{'-'.join(queues)}-{self.started}.log")
+        self.every.append(worker)
         return worker.start()
 
     def release(self, workers: list[WorkerProcess]) -> None:
@@ -187,13 +189,14 @@ class WorkerFleet:
             self._stop_parked(self.parked.pop(0))
 
     def close(self) -> None:
-        for worker in self.parked:
+        for worker in self.every:
             self._stop_parked(worker)
         self.parked.clear()
 
     @staticmethod
     def _stop_parked(worker: WorkerProcess) -> None:
-        # A stopped process keeps a SIGTERM pending until it is continued (it consumes nothing now).
+        # A stopped process keeps a SIGTERM pending until it is continued (a parked one consumes
+        # nothing now; continuing a running one changes nothing).
         if worker.process.poll() is None:
             os.killpg(worker.process.pid, signal.SIGCONT)
         worker.stop()
