@@ -19,6 +19,15 @@ def long_lines(text: str) -> list[int]:
     return [number for number, line in enumerate(text.splitlines(), 1) if len(line) > MAX_LINE_CHARS]
 
 
+def in_templates(lines_of) -> dict[str, list[int]]:
+    """{template path: the line numbers `lines_of` finds in it}, for the templates where it finds any."""
+    return {
+        path.relative_to(ROOT).as_posix(): lines
+        for path in sorted(TEMPLATES.rglob("*.html"))
+        if (lines := lines_of(path.read_text(encoding="utf-8")))
+    }
+
+
 def test_the_template_walk_finds_the_templates():
     # A walk that silently found nothing would make the length check pass vacuously.
     names = {path.relative_to(TEMPLATES).as_posix() for path in TEMPLATES.rglob("*.html")}
@@ -26,11 +35,7 @@ def test_the_template_walk_finds_the_templates():
 
 
 def test_no_template_line_is_longer_than_160_characters():
-    found = {
-        path.relative_to(ROOT).as_posix(): lines
-        for path in sorted(TEMPLATES.rglob("*.html"))
-        if (lines := long_lines(path.read_text(encoding="utf-8")))
-    }
+    found = in_templates(long_lines)
     assert not found, f"template lines over {MAX_LINE_CHARS} characters (file: line numbers): {found}"
 
 
@@ -53,10 +58,6 @@ def unclosed_comments(text: str) -> list[int]:
 
 
 def test_no_short_comment_spans_lines():
-    found = {
-        path.relative_to(ROOT).as_posix(): lines
-        for path in sorted(TEMPLATES.rglob("*.html"))
-        if (lines := unclosed_comments(path.read_text(encoding="utf-8")))
-    }
+    found = in_templates(unclosed_comments)
     assert not found, f"{{# … #}} comments over more than one line (use {{% comment %}}): {found}"
     assert unclosed_comments("{# one line #}\n{# two\nlines #}") == [2]

@@ -140,7 +140,11 @@ class WorkerFleet:
         root.mkdir(parents=True, exist_ok=True)
         self.parked: list[WorkerProcess] = []
         self.every: list[WorkerProcess] = []  # all it started: close() leaves none running
-        self.started = self.reused = 0
+        self.reused = 0
+
+    @property
+    def started(self) -> int:
+        return len(self.every)
 
     def fresh_media(self) -> Path:
         """The workers' MEDIA_ROOT, emptied for the next test (parked workers write nothing)."""
@@ -159,9 +163,8 @@ class WorkerFleet:
                 self.reused += 1
                 return parked
             self._stop_parked(parked)
-        self.started += 1
         worker = WorkerProcess(queues=queues, env=dict(env), concurrency=concurrency, pool=pool, kind=kind,
-                               log_path=self.root / f"worker-{'-'.join(queues)}-{self.started}.log")
+                               log_path=self.root / f"worker-{'-'.join(queues)}-{self.started + 1}.log")
         self.every.append(worker)
         return worker.start()
 
@@ -202,12 +205,9 @@ class WorkerFleet:
         worker.stop()
 
     def _consumes_nothing_and_holds_no_task(self, worker: WorkerProcess) -> bool:
-        inspect = app.control.inspect(destination=[worker.hostname], timeout=CONTROL_TIMEOUT_S, limit=1)
-        deadline = time.monotonic() + CONTROL_TIMEOUT_S
-        while (queues := (inspect.active_queues() or {}).get(worker.hostname)) != []:
-            if queues is None or time.monotonic() > deadline:
-                return False  # no answer, or the cancel has not happened
-            time.sleep(0.1)
+        if not self._consumes(worker, set()):
+            return False  # no answer, or the cancel has not happened
+        inspect = self._inspect(worker)
         for tasks in (inspect.active(), inspect.reserved()):
             if tasks is None or tasks.get(worker.hostname) != []:
                 return False  # still running, or holding, a task of the test that used it
@@ -219,12 +219,23 @@ class WorkerFleet:
         os.killpg(worker.process.pid, signal.SIGCONT)
         for queue in worker.queues:
             app.control.add_consumer(queue, destination=[worker.hostname])
-        inspect = app.control.inspect(destination=[worker.hostname], timeout=CONTROL_TIMEOUT_S, limit=1)
-        deadline = time.monotonic() + CONTROL_TIMEOUT_S
-        while {q["name"] for q in (inspect.active_queues() or {}).get(worker.hostname, [])} != set(worker.queues):
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.1)
+        if not self._consumes(worker, set(worker.queues)):
+            return False
         worker.log_offset = worker.log_path.stat().st_size
         worker.reusable = True
         return True
+
+    @staticmethod
+    def _inspect(worker: WorkerProcess):
+        return app.control.inspect(destination=[worker.hostname], timeout=CONTROL_TIMEOUT_S, limit=1)
+
+    def _consumes(self, worker: WorkerProcess, queues: set[str]) -> bool:
+        """Whether the worker comes to consume exactly `queues` within CONTROL_TIMEOUT_S (the
+        consumer changes happen on its next turn of the event loop, after its reply)."""
+        inspect, deadline = self._inspect(worker), time.monotonic() + CONTROL_TIMEOUT_S
+        while time.monotonic() < deadline:
+            answer = (inspect.active_queues() or {}).get(worker.hostname)
+            if answer is not None and {queue["name"] for queue in answer} == queues:
+                return True
+            time.sleep(0.1)
+        return False
