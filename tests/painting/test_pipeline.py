@@ -22,7 +22,7 @@ from painting.pipeline import (
     render_seed,
     stage_queues,
 )
-from tests.curation.factories import png_bytes
+from tests.curation.factories import painting_png
 
 CORPUS = Path(__file__).resolve().parents[1] / "paintenv" / "corpus"
 GOOD = (CORPUS / "good" / "hibiscus.js").read_text()
@@ -145,7 +145,7 @@ def test_a_painting_given_as_png_is_scored_without_a_render_and_without_a_sketch
             calls.append(calls_)
             return super().render(calls_, **kwargs)
 
-    painted = paint_batch([PaintJob(reply=None, prompt="a flower", png=png_bytes(size=96))], recipe=HPS_ONLY,
+    painted = paint_batch([PaintJob(reply=None, prompt="a flower", png=painting_png(size=96))], recipe=HPS_ONLY,
                           pool_id=None, size=192, executor=Counting()).paintings[0]
     assert calls == [] and painted.painting is None
     assert painted.parts["length"] == 0.0 and painted.parts["quality"] is not None

@@ -115,14 +115,17 @@ class Command(BaseCommand):
         job = PaintJob(reply=reply, prompt=subject, seed=seed, reference_ids=tuple(refs), png=png)
         painted = paint_batch([job], recipe=chosen, pool_id=frozen.id, size=settings.RENDER_SIZE,
                               executor=InProcess()).paintings[0]
-        if painted.painting is None:
+        # The gate's codes and the painting's own (writing found in it): either makes the reward 0.
+        if painted.violations:
+            note = ", ".join(painted.violations)
+        elif painted.painting is None:
             note = "no sketch given: length part 0"
         else:
-            note = ", ".join(painted.painting.gate.codes) or "gate passed"
+            note = "gate passed"
         parts, score = painted.parts, painted.score or {}
         judge_detail = score.get("judge")
         data = {"recipe": chosen.name, "pool": frozen.label, "prompt": subject, "reward": painted.reward,
-                "parts": {"reward": painted.reward, **parts}, "judge": judge_detail, "note": note,
+                "parts": {"reward": painted.reward, **parts}, "judge": judge_detail, "note": note, "violations": painted.violations,
                 "references": list(job.reference_ids)}
         if options["json"]:
             self.stdout.write(json.dumps(data))
