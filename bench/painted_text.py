@@ -5,8 +5,9 @@
 
 Renders the demo pool (`seedgen.generate_pool(N, seed=0, weak_share=0.3)`, what `make demo`
 seeds), the seed sketches (the tiny model's warm-start corpus, `generate_pool(N, seed=1,
-weak_share=0)`) and the good corpus, and looks at every painting that passes the render with
-the painted-text check (paintenv/text_check.py), exactly as the render worker does. It prints:
+weak_share=0)`), the good corpus and 36 flat watercolour squares (`--no-squares` leaves them
+out), and looks at every painting that passes the render with the painted-text check
+(paintenv/text_check.py), exactly as the render worker does. It prints:
 
 * false positives: legitimate paintings the check refuses, and the margin: the highest score
   of a legitimate painting against the threshold;
@@ -45,6 +46,27 @@ from paintenv.renderer import Renderer  # noqa: E402
 from paintenv.seedgen import POOL_SEED, WARM_START_SEED, generate_pool  # noqa: E402
 from tests.paintenv.adversarial import GOOD_DIR, writing  # noqa: E402
 from tests.paintenv.adversarial.painted_text import TEXT_CASES  # noqa: E402
+
+# Legitimate paintings of one flat watercolour square (allowed brush calls only), in blues and in
+# other colours, at three sizes on the 600-unit canvas: the detector was trained without flat
+# shapes among its negatives and reads some large blue ones as writing (docs/sandbox.md).
+SQUARE_COLOURS = ("#1769c7", "#235d93", "#3cc4fc", "#06fae6", "#c0546a", "#e9967a", "#2e7d32", "#f2c14e",
+                  "#6a1b9a", "#333333", "#8d6e63", "#ff7043")
+SQUARE_SIDES = (100, 150, 200)
+
+
+def flat_squares() -> list[tuple[str, str, int]]:
+    sketches = []
+    for colour in SQUARE_COLOURS:
+        for side in SQUARE_SIDES:
+            corners = " ".join(f"brush.vertex({x}, {y});" for x, y in
+                               ((150, 150), (150 + side, 150), (150 + side, 150 + side), (150, 150 + side)))
+            code = ("function setup() {\n  createCanvas(600, 600, WEBGL);\n  background('#faf7f0');\n"
+                    "  translate(-width / 2, -height / 2);\n  brush.noStroke();\n"
+                    f"  brush.fill('{colour}', 255);\n  brush.fillBleed(0.05);\n  brush.beginShape(0);\n"
+                    f"  {corners}\n  brush.endShape();\n}}\n")
+            sketches.append((f"square/{colour[1:]}-{side}", code, 1))
+    return sketches
 
 
 def cpu_ms(fn, *args):
@@ -92,7 +114,7 @@ def report_legit(rows: list[dict], size: int) -> None:
     refused = [r for r in read if r["legible"]]
     print(f"Legitimate paintings at {size} px: {len(rows)} rendered, {len(read)} passed the render and were "
           f"looked at; the check refuses {len(refused)}")
-    for group in ("pool", "seed", "good"):
+    for group in ("pool", "seed", "good", "square"):
         mine = [r for r in read if r["name"].startswith(group + "/")]
         top = max(mine, key=lambda r: r["score"], default=None)
         if top:
@@ -133,6 +155,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pool", type=int, default=200, help="demo pool sketches")
     parser.add_argument("--seed-sketches", type=int, default=100, help="warm-start seed sketches")
+    parser.add_argument("--squares", action=argparse.BooleanOptionalAction, default=True,
+                        help="also the flat squares (36 legitimate paintings)")
     parser.add_argument("--size", type=int, default=384, help="render size (training renders at 384)")
     parser.add_argument("--writing", type=int, default=140, help="cases of the writing cross product")
     parser.add_argument("--repeats", type=int, default=2, help="renders of each writing case after the first")
@@ -145,6 +169,7 @@ def main() -> None:
     legit += [(f"seed/{s.id}", s.code, s.seed) for s in generate_pool(args.seed_sketches, seed=WARM_START_SEED,
                                                                          weak_share=0.0)]
     legit += [(f"good/{p.name}", p.read_text(), 1) for p in sorted(GOOD_DIR.glob("*.js"))]
+    legit += flat_squares() if args.squares else []
     cases = writing.sample(args.writing)
     hostile = [(c.id, c.code, 1) for c in cases]
     check = text_check.TextCheck()
