@@ -28,7 +28,7 @@ def png_bytes(color: tuple[int, int, int] | None = None, size: int = 32) -> byte
 
 
 # The colour of painting_png's square. png_bytes cycles its colours through the test process's
-# counter, and 17 of its 256 (saturated cyans, greens, pinks) make a hard-edged square that the
+# counter, and 17 of its 256 (all of them blues and cyans) make a hard-edged square that the
 # painted-text detector reads as writing (0.99 against its 0.975): a test that needs a painting
 # that passes must not depend on how many images earlier tests made.
 ROSE = (192, 84, 106)

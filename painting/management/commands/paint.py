@@ -125,8 +125,8 @@ class Command(BaseCommand):
         parts, score = painted.parts, painted.score or {}
         judge_detail = score.get("judge")
         data = {"recipe": chosen.name, "pool": frozen.label, "prompt": subject, "reward": painted.reward,
-                "parts": {"reward": painted.reward, **parts}, "judge": judge_detail, "note": note, "violations": painted.violations,
-                "references": list(job.reference_ids)}
+                "parts": {"reward": painted.reward, **parts}, "judge": judge_detail, "note": note,
+                "violations": painted.violations, "references": list(job.reference_ids)}
         if options["json"]:
             self.stdout.write(json.dumps(data))
             return
