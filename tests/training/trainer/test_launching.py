@@ -29,10 +29,6 @@ def pool(curator):
     return make_pool(curator, name="processes")
 
 
-def worker_log(worker) -> str:
-    return worker.log_text()
-
-
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_stop_ends_a_two_process_run_of_revision_turns_after_a_step_in_both_processes_with_its_adapter_and_checkpoint(
@@ -112,7 +108,7 @@ def test_a_two_process_run_without_render_workers_pauses_and_resumes_to_finish_w
     assert any(r.timings.get("render_ms") is not None for r in redone), [r.failure for r in redone]  # the new worker's
     assert (Path(run.output_dir) / "adapter" / "adapter_model.safetensors").exists()
     assert run.eval_result.get("samples"), run.eval_result  # the main process evaluated the adapter
-    trainer_log = worker_log(train)
+    trainer_log = train.log_text()
     assert "starting 2 training processes" in trainer_log
     assert f"run {run.id} | " in trainer_log  # the processes' lines reach the worker's log
 
