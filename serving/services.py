@@ -55,21 +55,22 @@ def external_run(*, pool: Pool, recipe: Recipe, name: str, fed_by: str, today: d
     """The run trained elsewhere that a client's episodes belong to: `name` as the client gave
     it (`run=` on reset), else one per token and day."""
     name = (" ".join(name.split()) or f"{fed_by} {(today or timezone.localdate()):%Y-%m-%d}")[:120]
-    for _ in range(2):  # two sessions of a new run may create it at once: one wins, both use it
-        run = Run.objects.filter(status=Run.Status.EXTERNAL, name=name, fed_by=fed_by, pool=pool,
-                                 recipe_name=recipe.name).first()
-        if run is not None:
-            return run
-        try:
-            with transaction.atomic():
-                return Run.objects.create(
-                    name=name, pool=pool, base_model="", recipe_name=recipe.name, recipe=recipe.to_dict(),
-                    status=Run.Status.EXTERNAL, fed_by=fed_by, started_at=timezone.now(),
-                    hyperparameters={},
-                )
-        except IntegrityError:
-            continue
-    raise RuntimeError(f"could not create the external run {name!r}")
+    found = Run.objects.filter(status=Run.Status.EXTERNAL, name=name, fed_by=fed_by, pool=pool, recipe_name=recipe.name)
+    run = found.first()
+    if run is not None:
+        return run
+    # A group's sessions reset at once and each asks for the new run. No constraint can make
+    # the run unique (older databases may hold same-named external runs), so whoever creates
+    # it holds the pool's row: the others wait, then find it.
+    with transaction.atomic():
+        Pool.objects.select_for_update().get(id=pool.id)
+        run = found.first()
+        if run is None:
+            run = Run.objects.create(
+                name=name, pool=pool, base_model="", recipe_name=recipe.name, recipe=recipe.to_dict(),
+                status=Run.Status.EXTERNAL, fed_by=fed_by, started_at=timezone.now(), hyperparameters={},
+            )
+    return run
 
 
 def episode_step(*, run: Run, seed: int) -> int:
