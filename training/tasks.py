@@ -22,7 +22,9 @@ from training.trainer.lifecycle import runs_reap, train_run
 def run_training(self, run_id: int, resume: bool = False) -> str:
     """Train one run to its end, stop or failure. Redelivered after a lost worker, it resumes
     (up to TRAIN_MAX_ATTEMPTS deliveries; an old task of a resumed run does nothing)."""
-    return train_run(run_id, task_id=self.request.id, resume=resume)
+    # A worker that consumes `train` runs each task in a child of its own (paintapp/celery.py).
+    return train_run(run_id, task_id=self.request.id, resume=resume,
+                     one_run_process=self.app.conf.worker_max_tasks_per_child == 1)
 
 
 @shared_task(name="training.tasks.reap_runs")

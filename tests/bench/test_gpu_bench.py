@@ -23,7 +23,8 @@ from bench.gpu import run as bench  # noqa: E402
 # What the lent H200's image lacks of this project's requirements (the device tool's KINDS.md
 # lists what it has): the phases must not import any of it.
 NOT_ON_A_GPU_IMAGE = ("django", "celery", "kombu", "redis", "psycopg", "environs", "playwright", "tree_sitter",
-                      "tesserocr", "tenacity", "openai", "boto3", "openenv", "krippendorff", "whitenoise")
+                      "tesserocr", "tenacity", "openai", "boto3", "openenv", "krippendorff", "whitenoise",
+                      "wandb", "trackio")  # the trackers: TRL imports them whenever they are installed
 
 
 def bench_run(*arguments: str, timeout: int = 60) -> subprocess.CompletedProcess:

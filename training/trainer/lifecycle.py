@@ -37,6 +37,7 @@ from training.trainer.checkpoints import checkpoint_step, discard_incomplete, la
 from training.trainer.launching import ProcessesFailed, train_in_processes
 from training.trainer.pausing import WorkersMissing, run_pause
 from training.trainer.steps import Outcome, train_steps
+from training.trainer.tracking import leave_out_unchosen_trackers
 
 log = logging.getLogger(__name__)
 
@@ -189,14 +190,18 @@ def runs_reap(*, now: datetime) -> list[int]:
 # --- training one delivery: around the TRL script (training/trainer/grpo.py) ----------------
 
 
-def train_run(run_id: int, *, task_id: str, resume: bool = False) -> str:
-    """Train one delivery of the run's task (see training.trainer.lifecycle for which deliveries train)."""
+def train_run(run_id: int, *, task_id: str, resume: bool = False, one_run_process: bool = False) -> str:
+    """Train one delivery of the run's task (see training.trainer.lifecycle for which deliveries train).
+    `one_run_process`: this process exits after this task (a train worker's child), so the trackers
+    the run does not report to are never loaded."""
     close_old_connections()
     delivery = run_delivery_begin(run_id=run_id, task_id=task_id, resume=resume, now=timezone.now())
     if not delivery.train:
         return delivery.status
     run = Run.objects.select_related("pool").get(id=run_id)
     args = run.arguments
+    if one_run_process:
+        leave_out_unchosen_trackers(args.report_to)
     with Heartbeat(run.id, task_id):  # from before the model loads until the run's status is written
         return _train(run, args, task_id, resume=delivery.resume)
 

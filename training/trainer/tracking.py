@@ -16,6 +16,7 @@ import json
 import logging
 import netrc
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlparse
@@ -67,6 +68,21 @@ def _wandb_netrc_login(environ: Mapping[str, str]) -> bool:
         return netrc.netrc(path).authenticators(host) is not None
     except (OSError, netrc.NetrcParseError):
         return False
+
+
+def leave_out_unchosen_trackers(report_to: str) -> list[str]:
+    """Make the trackers `report_to` does not name unimportable in this process; the ones left out.
+
+    TRL and transformers import W&B and trackio whenever they are installed, chosen or not: about
+    1 CPU s of each trainer's ~7 s start on the test machines. Only for a process that trains one
+    run and exits (a train worker's fresh child, a run's launched process): TRL decides at import
+    whether W&B is there, so a later run in the same process could not report to it."""
+    chosen = backends(report_to)
+    left_out = [package for backend, package in PACKAGES.items()
+                if backend not in chosen and package not in sys.modules]
+    for package in left_out:
+        sys.modules[package] = None  # import raises ImportError and find_spec says None: "not installed"
+    return left_out
 
 
 def tracking_name(run: Run) -> str:

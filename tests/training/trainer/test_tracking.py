@@ -3,9 +3,11 @@ reaches TRL, and a real short CPU run that writes both (W&B offline) and is read
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from django.urls import reverse
@@ -44,6 +46,37 @@ def test_a_tracker_that_is_not_installed_is_a_problem_naming_the_package(monkeyp
     monkeypatch.setitem(sys.modules, "wandb", None)  # how Python marks a module that cannot be imported
     assert tracking_problem("wandb", {"WANDB_MODE": "offline"}) == (
         "report_to=wandb needs the wandb package, which is not installed (pip install -r requirements-tracking.txt)")
+
+
+LOADED_TRACKERS = (  # in a fresh process: which trackers TRL's trainer module loads after the call
+    "import sys; import django; django.setup(); from training.trainer.tracking import leave_out_unchosen_trackers; "
+    "print(leave_out_unchosen_trackers({!r})); import trl.trainer.grpo_trainer; "
+    "print(sorted(name for name in ('trackio', 'wandb') if sys.modules.get(name) is not None))")
+
+
+@pytest.mark.parametrize(("report_to", "left_out", "loaded"), [
+    ("none", ["trackio", "wandb"], []),
+    ("trackio", ["wandb"], ["trackio"]),
+])
+def test_a_process_that_trains_one_run_never_loads_the_trackers_it_does_not_report_to(report_to, left_out, loaded):
+    done = subprocess.run([sys.executable, "-c", LOADED_TRACKERS.format(report_to)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "DJANGO_SETTINGS_MODULE": "paintapp.settings"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[:2] == [repr(left_out), repr(loaded)]
+
+
+def test_a_train_worker_trains_each_run_in_a_process_that_leaves_unchosen_trackers_out():
+    from paintapp.celery import app
+    from training.tasks import run_training
+
+    with patch("training.tasks.train_run", return_value="finished") as train_run:
+        run_training.apply(args=(7,), task_id="t-1")
+        app.conf.worker_max_tasks_per_child = 1
+        try:
+            run_training.apply(args=(7,), task_id="t-2")
+        finally:
+            app.conf.worker_max_tasks_per_child = None
+    assert [c.kwargs["one_run_process"] for c in train_run.call_args_list] == [False, True]
 
 
 def test_grpo_config_reports_to_the_chosen_trackers_under_the_runs_name_and_logs_completions():

@@ -12,6 +12,7 @@ from training.models import Run
 from training.trainer import together
 from training.trainer.launching import report_outcome, reporting_failure, watch_parent
 from training.trainer.steps import train_steps
+from training.trainer.tracking import leave_out_unchosen_trackers
 
 
 class Command(BaseCommand):
@@ -29,6 +30,7 @@ class Command(BaseCommand):
         report_dir = Path(report_dir)
         with reporting_failure(report_dir):
             found = Run.objects.select_related("pool").get(id=run)
+            leave_out_unchosen_trackers(found.arguments.report_to)  # this process trains this run only
             outcome = train_steps(found, found.arguments, task_id,
                                   checkpoint=Path(checkpoint) if checkpoint else None, processes=processes)
         if together.is_main():
