@@ -69,13 +69,15 @@ def test_a_train_worker_trains_each_run_in_a_process_that_leaves_unchosen_tracke
     from paintapp.celery import app
     from training.tasks import run_training
 
+    before = app.conf.worker_max_tasks_per_child
     with patch("training.tasks.train_run", return_value="finished") as train_run:
-        run_training.apply(args=(7,), task_id="t-1")
-        app.conf.worker_max_tasks_per_child = 1
+        app.conf.worker_max_tasks_per_child = None  # a web process applying the task in place
         try:
+            run_training.apply(args=(7,), task_id="t-1")
+            app.conf.worker_max_tasks_per_child = 1  # what paintapp/celery.py sets in a train worker
             run_training.apply(args=(7,), task_id="t-2")
         finally:
-            app.conf.worker_max_tasks_per_child = None
+            app.conf.worker_max_tasks_per_child = before
     assert [c.kwargs["one_run_process"] for c in train_run.call_args_list] == [False, True]
 
 
