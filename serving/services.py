@@ -61,9 +61,10 @@ def external_run(*, pool: Pool, recipe: Recipe, name: str, fed_by: str, today: d
         return run
     # A group's sessions reset at once and each asks for the new run. No constraint can make
     # the run unique (older databases may hold same-named external runs), so whoever creates
-    # it holds the pool's row: the others wait, then find it.
+    # it holds the pool's row (NO KEY UPDATE: rows that only point at the pool are not held up):
+    # the others wait, then find it.
     with transaction.atomic():
-        Pool.objects.select_for_update().get(id=pool.id)
+        Pool.objects.select_for_update(no_key=True).get(id=pool.id)
         run = found.first()
         if run is None:
             run = Run.objects.create(
@@ -82,7 +83,9 @@ def episode_step(*, run: Run, seed: int) -> int:
             return found
         try:
             with transaction.atomic():
-                Run.objects.select_for_update().filter(id=run.id).first()  # numbers steps one at a time
+                # Numbers steps one at a time. NO KEY UPDATE, not UPDATE: an episode being recorded
+                # holds the run's row KEY SHARE (its rollout's foreign key) and must not be waited on.
+                Run.objects.select_for_update(no_key=True).filter(id=run.id).first()
                 number = (Step.objects.filter(run=run).aggregate(n=Max("step"))["n"] or 0) + 1
                 Step.objects.create(run=run, step=number, reset_seed=seed)
                 Run.objects.filter(id=run.id).update(steps_done=number)
@@ -117,7 +120,9 @@ def episode_record(*, run: Run, step: int, rollout_id: int | None, subject: str,
                             kept=t.kept, **painted_fields(t.painted))
                 for number, t in enumerate(chain, start=1)])
         _step_curves(run, step)
-        Run.objects.filter(id=run.id).update(heartbeat_at=timezone.now())
+    # After the commit: holding the run's row to the end would make every other episode of the
+    # run, and the next seed's step numbering, wait on this one (and deadlock with them).
+    Run.objects.filter(id=run.id).update(heartbeat_at=timezone.now())
     if rollout_id is None:
         EnvToken.objects.filter(name=fed_by).update(episodes=F("episodes") + 1, last_used_at=timezone.now())
     return rollout
