@@ -44,26 +44,14 @@ def in_threads(count: int, work) -> list[BaseException]:
 
 def test_sessions_that_ask_for_a_new_external_run_at_once_all_get_the_same_one(pool):
     """A group's episodes reset together and each asks for its run by name: one run is made."""
-    start = threading.Barrier(SESSIONS)
     run_ids: list[int] = []
-    errors: list[BaseException] = []
 
-    def session() -> None:
-        try:
-            start.wait()
-            run = services.external_run(pool=pool, recipe=PRESETS["studio-judge-led"], name="tiny painter",
-                                        fed_by="ada's trainer")
-            run_ids.append(run.id)
-        except BaseException as exc:  # noqa: BLE001 - reported below, in the test's thread
-            errors.append(exc)
-        finally:
-            connection.close()
+    def session(_: int) -> None:
+        run = services.external_run(pool=pool, recipe=PRESETS["studio-judge-led"], name="tiny painter",
+                                    fed_by="ada's trainer")
+        run_ids.append(run.id)
 
-    threads = [threading.Thread(target=session) for _ in range(SESSIONS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    errors = in_threads(SESSIONS, session)
 
     assert errors == []
     assert len(run_ids) == SESSIONS
