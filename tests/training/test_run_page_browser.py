@@ -2,21 +2,32 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
 from tests.curation.factories import make_pool
 from tests.training.factories import make_run
-from training.models import Run, Step
+from training.models import Rollout, Run, Step
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 
+def lora_b_norm(adapter_dir: Path) -> float:
+    from safetensors.numpy import load_file
+
+    tensors = load_file(str(adapter_dir / "adapter_model.safetensors"))
+    return float(sum(abs(v).sum() for k, v in tensors.items() if "lora_B" in k))
+
+
 @pytest.mark.slow
-def test_a_run_launched_from_the_form_draws_each_new_step_without_a_reload(
+def test_a_run_launched_from_the_form_draws_each_new_step_live_and_finishes_with_paintings_and_a_trained_adapter(
     signed_in_page, live_server, curator, start_worker, worker_env, painter_model
 ):
+    """The studio's end-to-end run: launched as a curator launches one, watched as it trains, then
+    read back whole (its steps, rollouts, paintings, judge detail and adapter). One run serves both:
+    the test of the finished run on its own trained the same three steps again."""
     pool = make_pool(curator, name="live")
     worker_env["RENDER_TIMEOUT_S"] = "20"
     for queue in ("train", "render", "score"):
@@ -27,11 +38,12 @@ def test_a_run_launched_from_the_form_draws_each_new_step_without_a_reload(
     page.select_option("select[name=pool]", str(pool.id))
     page.select_option("select[name=recipe]", "studio-judge-led")
     page.fill("input[name=base_model]", painter_model)  # it paints: each step renders, so steps take seconds
-    for name, value in {"max_steps": "3", "num_generations": "2", "gradient_accumulation_steps": "2",
+    # The tests' fast run (tests/support/runs.py FAST) as far as the form goes: one group of 4 a step.
+    for name, value in {"max_steps": "3", "num_generations": "4", "gradient_accumulation_steps": "4",
                         "max_completion_length": "1024",
                         "warmup_steps": "1", "checkpoint_every": "1"}.items():
         page.fill(f"input[name={name}]", value)
-    page.select_option("select[name=render_size]", "256")
+    page.select_option("select[name=render_size]", "128")
     page.click("form.launchform button[type=submit]")
     # The run's own page (`/runs/*/` would match the form's `/runs/new/` at once); a refused
     # launch comes back as the form with its errors, and the assertion says which.
@@ -58,6 +70,34 @@ def test_a_run_launched_from_the_form_draws_each_new_step_without_a_reload(
     page.wait_for_selector("#run-live[data-status='finished']", timeout=60_000)
     assert "3 / 3 steps" in page.locator("#run-live .runstatus").inner_text()
     assert page.locator("#steps-table tbody tr").count() == 3
+
+    # The finished run, read back.
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    run.refresh_from_db()
+    assert run.status == "finished", run.error
+    assert list(Step.objects.filter(run=run).values_list("step", flat=True)) == [1, 2, 3]
+    rollouts = Rollout.objects.filter(run=run)
+    assert rollouts.count() == 4 * 3
+    step = Step.objects.get(run=run, step=3)
+    for key in ("reward", "reward_std", "loss", "ours/gate_pass_rate", "ours/none_count", "ours/late_count",
+                "ours/render_s", "ours/update_s"):
+        assert key in step.metrics, key
+    painted = [r for r in rollouts if r.png]
+    assert painted, "no rollout was rendered: the painter never passed the gate"
+    for r in painted:
+        assert r.paint_fraction is not None and r.png.startswith("renders/")
+    passed = [r for r in rollouts if r.passed]
+    for r in passed:
+        assert r.reward is not None and r.parts["judge"] is not None and r.parts["quality"] is not None
+        assert len(r.judge_detail["references"]) == 4  # 2 love + 2 okay, both orders each
+        assert all(len(ref["orders"]) == 2 for ref in r.judge_detail["references"])
+    for r in rollouts.filter(passed=False, failure=""):
+        assert r.reward == 0.0
+    adapter = Path(run.output_dir) / "adapter"
+    assert lora_b_norm(adapter) > 0  # LoRA B starts at zero: any mass means the weights changed
+    PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(painter_model), str(adapter))
 
 
 def test_it_overlays_the_runs_chosen_for_comparison(signed_in_page, live_server, curator):
