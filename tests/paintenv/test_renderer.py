@@ -395,6 +395,37 @@ def test_default_flags_are_the_fast_software_ones():
     assert "--disable-gpu" not in hardware
 
 
+
+def test_each_render_starts_one_renderer_process_and_no_spare_beside_it(renderer):
+    """Each render has a context of its own; Chromium would start a spare renderer process for
+    every new context, which no page of ours ever uses (OUR_DISABLED_FEATURES)."""
+    minimal = (CORPUS / "good" / "minimal.js").read_text()
+    assert renderer.render(minimal, size=64).passed
+    browser = psutil.Process(renderer._worker.browser_pid)
+    seen: set[int] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            for process in browser.children(recursive=True):
+                try:
+                    if "--type=renderer" in process.cmdline():
+                        seen.add(process.pid)
+                except psutil.Error:
+                    pass
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        for _ in range(4):
+            assert renderer.render(minimal, size=64).passed
+    finally:
+        done.set()
+        watcher.join()
+    # The four pages, and the fifth pre-warmed for the next render; a spare for each would double it.
+    assert 4 <= len(seen) <= 6, sorted(seen)
+
 def _child_renders(queue) -> None:
     renderer = get_renderer()
     result = renderer.render("function setup(){createCanvas(600,600,WEBGL);background(250);}", size=64)
