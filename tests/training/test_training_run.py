@@ -51,6 +51,8 @@ def test_two_runs_in_a_row_on_one_train_worker_each_train_in_a_fresh_process(wor
     first_pid, second_pid = (int(run.trainer.rsplit(":", 1)[1]) for run in (first, second))
     assert first_pid != second_pid and workers["train"].process.pid not in (first_pid, second_pid)
     assert not psutil.pid_exists(first_pid) or psutil.Process(first_pid).status() == psutil.STATUS_ZOMBIE
+    # Each fresh process was forked with torch already loaded: the worker's main process preloads it.
+    assert any("libtorch_cpu" in m.path for m in psutil.Process(workers["train"].process.pid).memory_maps())
 
 
 def test_a_run_with_a_hub_repo_pushes_its_latest_checkpoint_and_its_adapter_there(start_worker, worker_env, pool,
