@@ -55,13 +55,19 @@ def cpu_only_torch() -> bool:
 
 
 def preload_trainer(modules: Iterable[str] = TRAINER_MODULES) -> float | None:
-    """Import `modules` (with a CPU build of torch); the seconds it took, or None if skipped."""
-    if not cpu_only_torch():
-        log.info("trainer libraries not preloaded: torch is a GPU build (each run's process imports them)")
+    """Import `modules` (with a CPU build of torch); the seconds it took, or None if skipped.
+    A module that fails to import leaves the worker starting as before: each run's process then
+    imports it again and the run records the traceback, where the studio shows it."""
+    try:
+        if not cpu_only_torch():
+            log.info("trainer libraries not preloaded: torch is a GPU build (each run's process imports them)")
+            return None
+        started = time.perf_counter()
+        for name in modules:
+            importlib.import_module(name)
+    except Exception as exc:  # noqa: BLE001 - a broken install is the run's failure to report, not the worker's
+        log.warning("trainer libraries not preloaded (each run's process imports them): %r", exc)
         return None
-    started = time.perf_counter()
-    for name in modules:
-        importlib.import_module(name)
     seconds = time.perf_counter() - started
     log.info("trainer libraries preloaded in %.1f s; each run's process starts with them", seconds)
     return seconds

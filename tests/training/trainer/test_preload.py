@@ -29,9 +29,11 @@ def test_the_pool_may_be_given_as_its_class():
     assert not preload.forks_train_processes(queues={"train": None}, pool=SoloPool)
 
 
-def test_with_a_gpu_build_of_torch_it_imports_nothing(monkeypatch):
+def test_with_a_gpu_build_of_torch_it_imports_nothing(monkeypatch, caplog):
     monkeypatch.setattr(torch.version, "cuda", "12.8")
-    assert preload.preload_trainer(["a_module_that_does_not_exist"]) is None  # never tried
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    assert preload.preload_trainer(["colorsys"]) is None
+    assert "colorsys" not in sys.modules and "GPU build" in caplog.text
 
 
 def test_with_a_cpu_build_it_imports_each_module(monkeypatch):
@@ -44,3 +46,9 @@ def test_with_a_cpu_build_it_imports_each_module(monkeypatch):
 def test_what_it_preloads_is_what_a_run_imports_and_no_tracker():
     assert {"torch", "trl", "peft", "datasets", "training.trainer.generation"} <= set(preload.TRAINER_MODULES)
     assert not {"wandb", "trackio", "vllm"} & {name.split(".")[0] for name in preload.TRAINER_MODULES}
+
+
+def test_a_module_that_fails_to_import_leaves_the_worker_starting_and_says_why(monkeypatch, caplog):
+    monkeypatch.setattr(torch.version, "cuda", None)
+    assert preload.preload_trainer(["a_module_that_does_not_exist"]) is None
+    assert "not preloaded" in caplog.text and "a_module_that_does_not_exist" in caplog.text
