@@ -395,7 +395,6 @@ def test_default_flags_are_the_fast_software_ones():
     assert "--disable-gpu" not in hardware
 
 
-
 def test_each_render_starts_one_renderer_process_and_no_spare_beside_it(renderer):
     """Each render has a context of its own; Chromium would start a spare renderer process for
     every new context, which no page of ours ever uses (OUR_DISABLED_FEATURES)."""
@@ -425,6 +424,7 @@ def test_each_render_starts_one_renderer_process_and_no_spare_beside_it(renderer
         watcher.join()
     # The four pages, and the fifth pre-warmed for the next render; a spare for each would double it.
     assert 4 <= len(seen) <= 6, sorted(seen)
+
 
 def _child_renders(queue) -> None:
     renderer = get_renderer()

@@ -7,9 +7,9 @@ each one imported torch, transformers, PEFT, TRL and datasets for itself: ~4.5 C
 the worker's main process, they come to every forked child already loaded (copy-on-write).
 
 Only with a CPU build of torch. On a CUDA build the same imports bring vLLM and the GPU
-libraries, and a CUDA driver that anything initialised before a fork cannot be used in the
-child; no GPU is at hand to show that none of them does, so there each run's process imports
-them itself, as before. Importing torch itself initialises no driver.
+libraries, and a CUDA driver initialised before a fork cannot be used in the child; no GPU was
+at hand to show that none of these imports initialises it, so there each run's process imports
+them itself, as before. Importing torch alone initialises no driver.
 """
 from __future__ import annotations
 
