@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
 from tests.curation.factories import make_pool
+from tests.support.runs import wait_until_ended
 from tests.training.factories import make_run
+from training import services
 from training.models import Rollout, Run, Step
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -22,14 +25,18 @@ def lora_b_norm(adapter_dir: Path) -> float:
 
 
 @pytest.mark.slow
-def test_a_run_launched_from_the_form_draws_each_new_step_live_and_finishes_with_paintings_and_a_trained_adapter(
-    signed_in_page, live_server, curator, start_worker, worker_env, painter_model
+def test_a_run_launched_from_the_form_draws_each_new_step_live_finishes_with_its_paintings_in_the_bucket_and_resumes_from_there(
+    signed_in_page, live_server, curator, start_worker, worker_env, painter_model, s3_storage, client
 ):
-    """The studio's end-to-end run: launched as a curator launches one, watched as it trains, then
-    read back whole (its steps, rollouts, paintings, judge detail and adapter). One run serves both:
-    the test of the finished run on its own trained the same three steps again."""
+    """The studio's end-to-end run: launched as a curator launches one, watched as it trains, read
+    back whole (its steps, rollouts, paintings, judge detail and adapter), and resumed on a machine
+    that has none of its files. Its studio keeps media in object storage (PAINTAPP_STORAGE=s3, a
+    real S3-compatible server), as a studio with workers on other machines does: the workers write
+    the paintings and checkpoints to the bucket and the studio reads them back. One run serves all
+    three: the finished run's test and the object storage's each trained steps of their own before."""
+    worker_env.update(s3_storage.environment(), RENDER_TIMEOUT_S="20")
+    # The pool's references go to the bucket as well: this process's storage is the server's.
     pool = make_pool(curator, name="live")
-    worker_env["RENDER_TIMEOUT_S"] = "20"
     for queue in ("train", "render", "score"):
         start_worker(queue)
     page = signed_in_page
@@ -98,6 +105,26 @@ def test_a_run_launched_from_the_form_draws_each_new_step_live_and_finishes_with
     adapter = Path(run.output_dir) / "adapter"
     assert lora_b_norm(adapter) > 0  # LoRA B starts at zero: any mass means the weights changed
     PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(painter_model), str(adapter))
+
+    # The paintings and checkpoints are in the bucket, and the studio reads them from there.
+    stored = set(s3_storage.keys())
+    assert {r.png for r in painted} <= stored  # the render workers wrote them to the bucket
+    assert not (Path(worker_env["MEDIA_ROOT"]) / painted[0].png).exists()  # and not to a local folder
+    assert {f"checkpoints/run-{run.id}/checkpoint-{n}/complete.json" for n in (1, 2, 3)} <= stored
+    client.force_login(curator)
+    image = client.get(reverse("training:rollout-image", args=[run.id, painted[0].id]))
+    assert image.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # Its GPU box is lost (the reaper marks such a run interrupted) and a new one has none of the
+    # run's files; Resume, for one more step, finds the checkpoint in the bucket.
+    shutil.rmtree(run.output_dir)
+    Run.objects.filter(id=run.id).update(status="interrupted", hyperparameters={**run.hyperparameters, "max_steps": 4})
+    run.refresh_from_db()
+    services.run_resume(run=run)
+    run = wait_until_ended(run)
+    assert run.status == "finished", run.error
+    assert run.resumed_from.endswith("checkpoint-3") and run.steps_done == 4
+    assert f"checkpoints/run-{run.id}/checkpoint-4/complete.json" in s3_storage.keys()
 
 
 def test_it_overlays_the_runs_chosen_for_comparison(signed_in_page, live_server, curator):
