@@ -35,10 +35,9 @@ from PIL import Image
 
 from paintenv.extraction import KEEP_REPLY
 from paintenv.gate import GateVerdict
-from paintenv.image import BLANK_THRESHOLD, paint_fraction
+from paintenv.image import BALANCED_COVERAGE, BLANK_THRESHOLD, paint_fraction
 from paintenv.judges import JudgeResult, OrderVerdict, ReferenceVerdict
 from paintenv.paint import Painting
-from paintenv.quality.features import BALANCED_COVERAGE
 from paintenv.render_result import Render, RenderError
 from paintenv.reward import RewardBreakdown
 from paintenv.sandbox import (

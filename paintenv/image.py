@@ -13,6 +13,10 @@ from PIL import Image
 
 BLANK_THRESHOLD = 0.005
 PAINT_DISTANCE = 32.0
+# The band of paint fraction the features scorer calls balanced coverage (full composition
+# sub-score) and the feedback calls neither near empty nor overfilled. Here, not beside the
+# scorer: the feedback is imported by every studio process, and the scorer loads scipy (~0.4 s).
+BALANCED_COVERAGE = (0.10, 0.45)
 # Colours are binned 16 levels per channel (4096 bins) to find the dominant one: paper
 # texture and anti-aliasing spread a flat background over neighbouring values, and one
 # exact RGB triple could lose to a large, slightly noisy wash.

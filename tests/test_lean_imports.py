@@ -1,7 +1,8 @@
 """A lean GPU image: the train worker imports what a run uses. Without OpenEnv's client (and
 fastmcp, mcp, opentelemetry with it), Krippendorff's alpha or scikit-learn, the trainer still
 imports, every Celery task module loads, and `migrate` builds a fresh database: OpenEnv is for
-a run with an `environment_url`, the agreement statistics for the agreement report."""
+a run with an `environment_url`, the agreement statistics for the agreement report. And no
+worker or page loads scipy at its start: only the processes that measure a painting do."""
 from __future__ import annotations
 
 import os
@@ -76,3 +77,17 @@ def test_the_check_fails_where_a_module_still_imports_one_at_the_top(tmp_path, p
     result = subprocess.run([sys.executable, "-c", program, ",".join(ABSENT)], cwd=REPO, capture_output=True,
                             text=True, timeout=300)
     assert result.returncode != 0 and f"No module named '{package}'" in result.stderr
+
+
+def test_a_worker_and_the_studios_pages_start_without_scipy(tmp_path):
+    """scipy (~0.4 s to import) is for the processes that measure a painting's features: a score
+    worker, a step's recording. A Celery worker's start runs Django's checks, which load every
+    URLconf, and then every app's tasks; neither may load it for every render worker and page."""
+    program = ("import sys, django\ndjango.setup()\nfrom django.urls import get_resolver\nget_resolver().url_patterns\n"
+               "from paintapp.celery import app\napp.loader.import_default_modules()\n"
+               "print('scipy loaded:', 'scipy' in sys.modules)\n")
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "paintapp.settings"}
+    result = subprocess.run([sys.executable, "-c", program], cwd=REPO, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "scipy loaded: False" in result.stdout

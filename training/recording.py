@@ -17,7 +17,6 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from paintapp.lib.db import outlasting_restarts
-from paintenv.features import cached_image_features, mean_pairwise_distance
 from paintenv.feedback import feedback_text, turn_from_records
 from painting.pipeline import JudgedSketch
 from training import metrics as keys
@@ -143,6 +142,10 @@ def step_metrics(rows: list[Rollout], rewards: list[float | None], *, generation
 
 def diversity(rows: list[Rollout]) -> float:
     """Mean pairwise feature distance of the step's paintings (style collapse shows as a fall)."""
+    # Loads scipy (~0.4 s): only a process that records a step pays it, not every studio process
+    # and worker that imports the OpenEnv server's views or the trainer's recording.
+    from paintenv.features import cached_image_features, mean_pairwise_distance
+
     features = []
     for row in rows:
         if row.png:

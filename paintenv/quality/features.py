@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from paintenv.features import cached_image_features
+from paintenv.image import BALANCED_COVERAGE
 
 log = logging.getLogger(__name__)
 
 WEIGHTS: dict[str, float] = {"composition": 0.30, "edges": 0.20, "texture": 0.10, "palette": 0.25, "layering": 0.15}
-BALANCED_COVERAGE = (0.10, 0.45)  # full coverage sub-score in this band of paint fraction
-COVERAGE_LIMITS = (0.02, 0.90)  # ... and zero outside these
+COVERAGE_LIMITS = (0.02, 0.90)  # zero composition coverage outside these (full inside BALANCED_COVERAGE)
 
 
 def ramp(x: float, zero_at: float, one_at: float) -> float:

@@ -144,8 +144,7 @@ def shows_flaw(kind: str, painting: Painting) -> bool:
     the flaw its kind put in: refused by the gate, raised at run time, or painted with the
     coverage its weak style is named for; for a keep, that it passed and painted a
     balanced share of the sheet (nothing to fix)."""
-    from paintenv.image import BLANK_THRESHOLD
-    from paintenv.quality.features import BALANCED_COVERAGE
+    from paintenv.image import BALANCED_COVERAGE, BLANK_THRESHOLD
 
     render = painting.render
     if kind in GATE_KINDS:

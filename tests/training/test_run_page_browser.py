@@ -89,7 +89,7 @@ def test_a_run_launched_from_the_form_draws_each_new_step_live_finishes_with_its
     assert rollouts.count() == 4 * 3
     step = Step.objects.get(run=run, step=3)
     for key in ("reward", "reward_std", "loss", "ours/gate_pass_rate", "ours/none_count", "ours/late_count",
-                "ours/render_s", "ours/update_s"):
+                "ours/render_s", "ours/update_s", "ours/diversity"):
         assert key in step.metrics, key
     painted = [r for r in rollouts if r.png]
     assert painted, "no rollout was rendered: the painter never passed the gate"

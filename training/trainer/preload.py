@@ -34,6 +34,7 @@ TRAINER_MODULES = (
     "training.trainer.warm_start",
     "training.trainer.revision_trainer",
     "training.trainer.evaluation",
+    "paintenv.features",  # a step's diversity metric (scipy), imported when its step is recorded
 )
 
 # Pools whose processes are forked from the worker's main process; `solo` and `threads` run
