@@ -79,7 +79,7 @@ def test_the_check_fails_where_a_module_still_imports_one_at_the_top(tmp_path, p
     assert result.returncode != 0 and f"No module named '{package}'" in result.stderr
 
 
-def test_a_worker_and_the_studios_pages_start_without_scipy(tmp_path):
+def test_a_worker_and_the_studios_pages_start_without_scipy():
     """scipy (~0.4 s to import) is for the processes that measure a painting's features: a score
     worker, a step's recording. A Celery worker's start runs Django's checks, which load every
     URLconf, and then every app's tasks; neither may load it for every render worker and page."""

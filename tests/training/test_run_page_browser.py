@@ -1,4 +1,5 @@
-"""The run page in a real browser: launch from the form, then watch steps arrive without a reload."""
+"""The run page in a real browser: launch from the form, then watch steps arrive without a reload
+(the end-to-end run keeps its media in object storage and resumes from it)."""
 from __future__ import annotations
 
 import re
