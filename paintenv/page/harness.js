@@ -600,8 +600,8 @@
     return new Promise((resolve) => setTimeout_(() => setTimeout_(resolve, 0), 0));
   }
 
-  // run() + wait + collect(): the Python side awaits the returned promise (with
-  // Playwright's timeout as the soft deadline) and then reads the result elsewhere.
+  // run() + wait + collect(): the Python side awaits the returned promise (the watchdog
+  // kills the browser at the sketch's deadline) and then reads the result elsewhere.
   function render(options) {
     if (options.churn === true && ballast === null) churn();
     run(options);
