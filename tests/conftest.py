@@ -356,17 +356,22 @@ def signed_in(client, curator):
 
 @pytest.fixture
 def signed_in_page(chromium, live_server, curator):
-    """A browser page signed in as a curator on the live test server."""
+    """A browser page signed in as a curator on the live test server. Its context starts with
+    the curator's session cookie, as if the login form had been sent: the form and the pools
+    page it lands on would cost two page loads a test (~0.3 CPU s), and the form has a browser
+    test of its own (tests/paintapp/test_login_browser.py)."""
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    client.force_login(curator)
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                          "url": live_server.url}])
     page = context.new_page()
     # Shown with a failing test's output: what the page itself said.
     page.on("console", lambda message: print(f"[browser {message.type}] {message.text}"))
     page.on("pageerror", lambda error: print(f"[browser error] {error}"))
-    page.goto(f"{live_server.url}/login/")
-    page.fill("input[name=username]", "ada")
-    page.fill("input[name=password]", "watercolour-2026")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/pools/")
     yield page
     context.close()
 
