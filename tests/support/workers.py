@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 
 from paintapp.celery import app
-from tests.support.processes import stop_group
+from tests.support.processes import stop_group, stop_groups
 
 # What pytest sets in the environment for each test: a worker has no use for it.
 PER_TEST_ENV = frozenset({"PYTEST_CURRENT_TEST"})
@@ -162,7 +162,7 @@ class WorkerFleet:
             if self._resume(parked):
                 self.reused += 1
                 return parked
-            self._stop_parked(parked)
+            self._stop([parked])
         worker = WorkerProcess(queues=queues, env=dict(env), concurrency=concurrency, pool=pool, kind=kind,
                                log_path=self.root / f"worker-{'-'.join(queues)}-{self.started + 1}.log")
         self.every.append(worker)
@@ -172,37 +172,34 @@ class WorkerFleet:
         """After their test: park the workers that are whole, idle and on the tests' own broker; stop the rest."""
         keep = [w for w in workers if w.kind is not None and w.reusable and w.process.poll() is None
                 and w.env.get("CELERY_BROKER_URL") == self.broker_url]
-        for worker in workers:
-            if worker not in keep:
-                worker.stop()
+        self._stop([worker for worker in workers if worker not in keep])
         for worker in keep:
             for queue in worker.queues:
                 app.control.cancel_consumer(queue, destination=[worker.hostname])
         idle = [worker for worker in keep if self._consumes_nothing_and_holds_no_task(worker)]
-        for worker in keep:
-            if worker not in idle:
-                worker.stop()
+        self._stop([worker for worker in keep if worker not in idle])
         if not idle:
             return
         time.sleep(self.BRPOP_S + 0.2)
         for worker in idle:
             os.killpg(worker.process.pid, signal.SIGSTOP)
         self.parked += idle
-        while len(self.parked) > self.keep:
-            self._stop_parked(self.parked.pop(0))
+        excess = len(self.parked) - self.keep
+        if excess > 0:
+            self._stop(self.parked[:excess])
+            del self.parked[:excess]
 
     def close(self) -> None:
-        for worker in self.every:
-            self._stop_parked(worker)
+        self._stop(self.every)
         self.parked.clear()
 
     @staticmethod
-    def _stop_parked(worker: WorkerProcess) -> None:
-        # A stopped process keeps a SIGTERM pending until it is continued (a parked one consumes
-        # nothing now; continuing a running one changes nothing).
-        if worker.process.poll() is None:
-            os.killpg(worker.process.pid, signal.SIGCONT)
-        worker.stop()
+    def _stop(workers: list[WorkerProcess]) -> None:
+        """Stop them side by side, parked ones included (continued first: a stopped process
+        keeps a SIGTERM pending until then; continuing a running one changes nothing)."""
+        for worker in workers:
+            worker.reusable = False
+        stop_groups([worker.process for worker in workers], before_term=signal.SIGCONT)
 
     def _consumes_nothing_and_holds_no_task(self, worker: WorkerProcess) -> bool:
         if not self._consumes(worker, set()):
