@@ -165,20 +165,20 @@ def test_the_compiled_decode_step_reads_each_steps_folded_weights(tiny_model, on
     assert graphs[0] > 0 and graphs == [graphs[0]] * 3  # compiled in the first step, reused by the next two
     assert trainer.compile_failed == ""
 
+    # Greedy through the step compiled in step 1 (the group's batch, the run's cache length), so
+    # it reads the weights that three updates have moved since: a compile baking weights in fails.
     model = trainer.model
     ids = prompt_ids(tiny_model)
     greedy = {"max_new_tokens": 24, "do_sample": False, "cache_implementation": "static", "disable_compile": False,
               "max_cache_len": 2304, "pad_token_id": trainer.processing_class.pad_token_id}
-    from transformers import CompileConfig
-
-    compile_config = CompileConfig(fullgraph=False, dynamic=False, mode="reduce-overhead")
-    compile_config._compile_all_devices = True
     with torch.no_grad(), trainer._folded_weights.folded(model):
-        compiled = model.generate(input_ids=ids, compile_config=compile_config, **greedy)
+        compiled = model.generate(input_ids=ids.repeat(trainer.num_generations, 1),
+                                  compile_config=trainer.generation_config.compile_config, **greedy)
+    assert counters["stats"]["unique_graphs"] == graphs[0]  # not compiled again
     with torch.no_grad():
         eager = model.generate(input_ids=ids, max_new_tokens=24, do_sample=False,
                                pad_token_id=trainer.processing_class.pad_token_id)
-    assert torch.equal(compiled, eager)
+    assert all(torch.equal(row, eager[0]) for row in compiled)
 
 
 def test_a_decode_step_that_fails_to_compile_falls_back_to_eager_decoding_once(tiny_model, monkeypatch, caplog):
