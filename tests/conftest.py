@@ -210,6 +210,21 @@ def _isolated_django_settings(request, tmp_path):
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test database, and before it is dropped, an end to the sessions that this
+    process's threads left open on it (idle, from persistent connections: CONN_MAX_AGE). Each
+    full run found one or two such sessions per test process, and PostgreSQL's DROP DATABASE
+    waited 5 s for them, then failed ("is being accessed by other users") and left the database."""
+    yield
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                           "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
+@pytest.fixture(scope="session")
 def _require_postgresql(django_db_setup, django_db_blocker):
     from django.db import connection
 
