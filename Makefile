@@ -70,11 +70,9 @@ demo: setup
 # Three test processes (pytest-xdist), a test file each at a time: the suite mostly waits on
 # Chromium, workers and training, so one process leaves a core idle (measured on 2 cores from a
 # fresh clone: 14:32 with two, 11:58 with three). Each process has its own test database and
-# Redis databases (tests/conftest.py). TEST_WORKERS=0 runs in one process. The files go out in
-# tests/conftest.py's order (long runs first, quick files last to fill the gaps): pytest-xdist
-# would otherwise sort them by their number of tests, which put the one-test end-to-end runs last.
+# Redis databases (tests/conftest.py). TEST_WORKERS=0 runs in one process.
 TEST_WORKERS ?= 3
-PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # glibc hands every freed block above its mmap threshold back to the kernel and trims the heap's
 # top, so a CPU training step's tensors (logits and gradients, a few MiB each) come back as fresh
