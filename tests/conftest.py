@@ -46,11 +46,13 @@ def _needs_painter(item) -> bool:
 
 
 def _files_in_xdist_order(items: list) -> list:
-    """`make test`'s processes take a test file at a time, in this order: first the slow
-    files that need no painter (the long corpus renders and fault runs start at once, so they
-    do not end up as one process's tail), then those that need the painter (built in the
-    meantime), then the quick files, which fill the gaps at the end; within each, the files
-    with the most tests (the corpora, the end-to-end runs) first."""
+    """The order of test files that `make test`'s processes start from: first the slow files
+    that need no painter, then those that need it (built in the meantime), then the quick files;
+    within each, the files with the most tests first. pytest-xdist 3 then sends the files out by
+    their number of tests, most first, and this order decides among files of one size. Sent in
+    this order instead (`--no-loadscope-reorder`) the processes ended together, but the heavy
+    files ran side by side at the start and a hostile render ran past its deadline once
+    (docs/testing.md, 2026-12-06)."""
     files: dict[str, list] = {}
     for item in items:
         files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
