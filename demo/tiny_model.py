@@ -378,7 +378,8 @@ def sft_warm_start(
     from datasets import Dataset
     from transformers import AutoTokenizer
     from transformers.trainer_callback import PrinterCallback
-    from trl import SFTTrainer
+
+    from training.trainer.sft_trainer import StudioSFTTrainer  # TRL's, with a cheaper loss on a CPU
 
     model_dir = Path(model_dir)
     started = time.perf_counter()
@@ -397,8 +398,8 @@ def sft_warm_start(
         callback = _progress_callback(progress)
         with tempfile.TemporaryDirectory(prefix="tiny-sft-") as scratch:
             args = sft_config(spec, scratch, len(kept))
-            trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
-                                 callbacks=[callback])
+            trainer = StudioSFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
+                                       callbacks=[callback])
             trainer.remove_callback(PrinterCallback)  # `progress` reports; no raw log dicts on stdout
             result = trainer.train()
         model.generation_config.pad_token_id = tokenizer.pad_token_id

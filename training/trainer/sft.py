@@ -80,11 +80,12 @@ def sft_config(run: Run, args: RunArguments, *, processes: int = 1):
 
 
 def build_sft_trainer(run: Run, args: RunArguments, task_id: str, *, processes: int = 1):
-    """The run's SFTTrainer on its frozen dataset, with the GRPO run's LoRA and callbacks."""
+    """The run's SFTTrainer (TRL's, with a cheaper loss on a CPU) on its frozen dataset, with the GRPO
+    run's LoRA and callbacks."""
     from datasets import Dataset
-    from trl import SFTTrainer
 
     from training.trainer.callbacks import CheckpointCallback, RunCallback, TrackingCallback
+    from training.trainer.sft_trainer import StudioSFTTrainer
 
     tokenizer = text_tokenizer(load_processing_class(run.base_model))
     tokenizer.padding_side = "right"  # TRL's collator pads completions on the right
@@ -94,7 +95,7 @@ def build_sft_trainer(run: Run, args: RunArguments, task_id: str, *, processes: 
                     too_long + len(rows), args.sft_max_length)
     if not rows:
         raise ValueError(f"no example of {run.sft_dataset.label} fits in sft_max_length={args.sft_max_length} tokens")
-    trainer = SFTTrainer(
+    trainer = StudioSFTTrainer(
         model=run.base_model,
         args=sft_config(run, args, processes=processes),
         train_dataset=Dataset.from_list(rows),
