@@ -379,7 +379,7 @@ def sft_warm_start(
     from transformers import AutoTokenizer
     from transformers.trainer_callback import PrinterCallback
 
-    from training.trainer.cpu_head import StudioSFTTrainer  # TRL's, with a cheaper loss on a CPU
+    from training.trainer.sft_trainer import StudioSFTTrainer  # TRL's, with a cheaper loss on a CPU
 
     model_dir = Path(model_dir)
     started = time.perf_counter()

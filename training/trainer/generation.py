@@ -24,7 +24,6 @@ import torch
 from trl import GRPOTrainer
 
 from training import metrics as keys
-from training.trainer.cpu_head import plain_head_on_cpu
 
 log = logging.getLogger(__name__)
 
@@ -106,9 +105,6 @@ class StudioGRPOTrainer(GRPOTrainer):
 
     def __init__(self, *args, fold_adapter: bool = True, compile_decode: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
-        plain_head_on_cpu(self.model, temperature=self.temperature)
-        if self.ref_model is not None:
-            plain_head_on_cpu(self.ref_model, temperature=self.temperature)
         self.fold_adapter = fold_adapter and not (self.is_deepspeed_enabled or self.is_fsdp_enabled)
         self._folded_weights = FoldedWeights()
         if compile_decode and not self.use_vllm and not self.use_transformers_continuous_batching:

@@ -85,7 +85,7 @@ def build_sft_trainer(run: Run, args: RunArguments, task_id: str, *, processes: 
     from datasets import Dataset
 
     from training.trainer.callbacks import CheckpointCallback, RunCallback, TrackingCallback
-    from training.trainer.cpu_head import StudioSFTTrainer
+    from training.trainer.sft_trainer import StudioSFTTrainer
 
     tokenizer = text_tokenizer(load_processing_class(run.base_model))
     tokenizer.padding_side = "right"  # TRL's collator pads completions on the right
